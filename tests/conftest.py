@@ -11,7 +11,7 @@ from tests.support.api import Admin
 from tests.support.server import LiveServer, backends, database_url
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
 
 
 @pytest.fixture(scope="session", params=backends())

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from bountyboard.runner.harbor import JobResult, read_job_dir
-from tests.conftest import SHARED_FIXTURES
+from tests.conftest import FIXTURES
 from tests.runner.conftest import Registry, bench, read_json
 
 MODEL_KEY = "sk-loopback-test"
@@ -144,7 +144,7 @@ def test_a_harbor_reference_is_handed_to_harbor_and_the_job_tagged(workdir: Path
     bin_dir.mkdir()
     harbor = bin_dir / "harbor"
     argv_file = tmp_path / "argv.json"
-    fixture = SHARED_FIXTURES / "harbor" / "jobs" / "demo-oracle"
+    fixture = FIXTURES / "harbor" / "jobs" / "demo-oracle"
     harbor.write_text(
         "#!/usr/bin/env python3\n"
         "import json, shutil, sys\n"

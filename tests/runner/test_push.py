@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 
 from bountyboard.runner.harbor import JobResult, primary_metric
-from tests.conftest import SHARED_FIXTURES
+from tests.conftest import FIXTURES
 from tests.runner.conftest import Registry, bench, read_json
 from tests.support.api import Admin
 
-HARBOR_JOBS = SHARED_FIXTURES / "harbor" / "jobs"
+HARBOR_JOBS = FIXTURES / "harbor" / "jobs"
 
 
 def _harbor_recorded(job: str) -> tuple[float, int]:
