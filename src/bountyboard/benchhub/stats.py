@@ -1,20 +1,130 @@
 """The statistics of the benchmark hub, as pure functions (no database, no HTTP).
 
-A score is the mean over tasks of each task's mean primary reward, so a task attempted five times
-weighs as much as a task attempted once. Its standard error is clustered by task: the task means
-are the independent observations, ``se = sd(task means) / sqrt(n tasks)`` with the sample
-standard deviation, undefined for fewer than two tasks. A trial with an error and no reward is an
-error, not a zero: it counts in ``nErrors`` and not in the score. Several runs of one model on one
-benchmark are pooled by task before the same estimate is taken. docs/benchhub.md has worked
-examples.
+Counting follows Harbor 0.25.0 (``harbor.metrics.mean.Mean`` over every trial of an eval and
+``harbor.utils.pass_at_k``) so that a score here equals the ``stats.evals[*].metrics`` Harbor writes:
+
+* every trial counts once; a trial without rewards (errored before the verifier wrote any) counts 0
+  for every key, and a trial lacking one key counts 0 for that key;
+* with several reward keys each key gets its own mean; with one key Harbor names the mean ``mean``
+  (:func:`as_harbor_metric` converts), here it keeps its reward key;
+* ``pass@k`` only for single-key binary rewards, k in {2, 4, 8, ...} and {5, 10, 15, ...} up to the
+  fewest attempts of any task, averaged over tasks with the unbiased estimator.
+
+docs/benchhub.md has worked examples.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+# Harbor's result.json may carry integer rewards; both count as numbers.
+Rewards = Mapping[str, float]
+# One trial as the CLI and the service see it: (task id, verifier rewards or None, error or None).
+TrialRow = tuple[str, Rewards | None, str | None]
+DEFAULT_PRIMARY_KEY = "reward"
+HARBOR_SINGLE_METRIC_NAME = "mean"
+
+
+class AmbiguousPrimaryKeyError(ValueError):
+    """Several reward keys and none of them is the primary one."""
+
+
+def reward_keys(rewards: Iterable[Rewards | None]) -> list[str]:
+    """Every reward key any trial carries, sorted (Harbor's order)."""
+    return sorted({key for reward in rewards if reward for key in reward})
+
+
+def harbor_metrics(trials: Sequence[TrialRow], *, empty_key: str = DEFAULT_PRIMARY_KEY) -> dict[str, float]:
+    """``{key: mean over all trials}``, as Harbor's ``Mean`` metric computes it.
+
+    With one key the trials' values are averaged whatever the key is called (Harbor reads the only
+    value of each dict); with none (every trial errored) the mean is 0 under ``empty_key``.
+    """
+    if not trials:
+        return {}
+    keys = reward_keys(rewards for _, rewards, _ in trials)
+    if len(keys) <= 1:
+        values = [next(iter(rewards.values()), 0.0) if rewards else 0.0 for _, rewards, _ in trials]
+        return {keys[0] if keys else empty_key: math.fsum(values) / len(values)}
+    return {
+        key: math.fsum((rewards or {}).get(key, 0.0) for _, rewards, _ in trials) / len(trials)
+        for key in keys
+    }
+
+
+def as_harbor_metric(metrics: Mapping[str, float]) -> dict[str, float]:
+    """The shape Harbor writes in ``stats.evals[*].metrics[0]``: a single key is named ``mean``."""
+    if len(metrics) == 1:
+        return {HARBOR_SINGLE_METRIC_NAME: next(iter(metrics.values()))}
+    return dict(metrics)
+
+
+def primary_key(keys: Sequence[str], *, registry_key: str | None = None, override: str | None = None) -> str:
+    """The key ``score`` is the mean of.
+
+    An explicit override wins (``bench push --metric``, ``primaryMetric`` in an upload) and must be
+    one of ``keys`` when the trials carry any; then the registry metric's key when the trials carry
+    it, else ``reward``, else the only key. No key at all (every trial errored): the override, the
+    registry key or ``reward``, whose mean is 0.
+    """
+    if override is not None:
+        if keys and override not in keys:
+            raise AmbiguousPrimaryKeyError(f"the trials carry no reward key {override!r} (keys: {', '.join(keys)})")
+        return override
+    if not keys:
+        return registry_key or DEFAULT_PRIMARY_KEY
+    for candidate in (registry_key, DEFAULT_PRIMARY_KEY):
+        if candidate in keys:
+            return candidate
+    if len(keys) == 1:
+        return keys[0]
+    raise AmbiguousPrimaryKeyError(
+        f"the trials carry several reward keys ({', '.join(keys)}) and none is `{DEFAULT_PRIMARY_KEY}`"
+        f"{f' or {registry_key!r}' if registry_key else ''}: name the primary one (bench push --metric KEY)"
+    )
+
+
+def pass_at_k(trials: Sequence[TrialRow]) -> dict[int, float]:
+    """Harbor's ``pass@k``: empty unless every rewarded trial has one key valued 0 or 1."""
+    successes: dict[str, list[int]] = defaultdict(list)
+    for task_id, rewards, _ in trials:
+        if rewards is None:
+            successes[task_id].append(0)
+            continue
+        if len(rewards) != 1:
+            return {}
+        value = next(iter(rewards.values()))
+        if value not in (0, 1):
+            return {}
+        successes[task_id].append(int(value))
+    if not successes:
+        return {}
+    fewest = min(len(attempts) for attempts in successes.values())
+    return {
+        k: math.fsum(_task_pass_at_k(len(attempts), sum(attempts), k) for attempts in successes.values())
+        / len(successes)
+        for k in _eligible_k(fewest)
+    }
+
+
+def _eligible_k(most: int) -> list[int]:
+    """Powers of two from 2 and multiples of 5, up to ``most``."""
+    powers = {2**exponent for exponent in range(1, most.bit_length()) if 2**exponent <= most}
+    fives = set(range(5, most + 1, 5))
+    return sorted(powers | fives)
+
+
+def _task_pass_at_k(n: int, correct: int, k: int) -> float:
+    """``1 - C(n - c, k) / C(n, k)``, the unbiased estimator of Chen et al. (2021), as a product of
+    ratios (Harbor's form, so the floats agree)."""
+    if n - correct < k:
+        return 1.0
+    return 1.0 - math.prod((n - correct - i) / (n - i) for i in range(k))
+
 
 Z95 = 1.96
 # Fewer scored tasks than this and the spread between tasks cannot be estimated.
