@@ -78,7 +78,7 @@ def primary_key(keys: Sequence[str], *, registry_key: str | None = None, overrid
     if not keys:
         return registry_key or DEFAULT_PRIMARY_KEY
     for candidate in (registry_key, DEFAULT_PRIMARY_KEY):
-        if candidate in keys:
+        if candidate is not None and candidate in keys:
             return candidate
     if len(keys) == 1:
         return keys[0]
