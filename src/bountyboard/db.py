@@ -8,6 +8,7 @@ the database lock instead of failing half-way through a read-then-write.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextvars import ContextVar
 from datetime import datetime
@@ -15,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, MetaData, event
+from filelock import FileLock
+from sqlalchemy import JSON, DateTime, MetaData, event, make_url
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -81,6 +83,7 @@ def build_engine(settings: Settings) -> AsyncEngine:
     url = settings.effective_database_url
     if url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        private_sqlite_files(url)
         engine = create_async_engine(url, connect_args={"timeout": 30})
         _configure_sqlite(engine)
         return engine
@@ -164,7 +167,39 @@ def upgrade_database(url: str | None = None) -> None:
     settings = get_settings()
     if url is None and settings.is_sqlite:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-    command.upgrade(alembic_config(url), "heads")
+    url = url or settings.effective_database_url
+    private_sqlite_files(url)
+    with _migration_lock(url):
+        command.upgrade(alembic_config(url), "heads")
+
+
+def _sqlite_path(url: str) -> Path | None:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
+def private_sqlite_files(url: str) -> None:
+    """The SQLite database readable by its owner only: created 0600 before SQLite opens it (SQLite
+    gives its -wal and -shm files the database file's mode), and an older file tightened."""
+    path = _sqlite_path(url)
+    if path is None:
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            file.chmod(0o600)
+
+
+def _migration_lock(url: str) -> contextlib.AbstractContextManager[object]:
+    """Processes starting together migrate one after the other. On SQLite a file lock beside the
+    database; PostgreSQL takes an advisory lock inside the migration transaction (migrations/env.py)."""
+    path = _sqlite_path(url)
+    if path is None:
+        return contextlib.nullcontext()
+    return FileLock(f"{path}.migrate.lock", mode=0o600)
 
 
 @lru_cache
