@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint system-deps node-deps perf clean
+.PHONY: run test lint system-deps node-deps harbor-deps perf clean
 
 # Without the venv module (Debian's python3 lacks it unless python3-venv is installed), virtualenv from PyPI.
 $(VENV)/.runtime: pyproject.toml
@@ -28,8 +28,12 @@ system-deps:
 node-deps:
 	./scripts/node-deps.sh
 
+## harbor-deps: Harbor 0.25 in its own Python 3.12 virtualenv (.venv-harbor), for the bench tests
+harbor-deps:
+	./scripts/harbor.sh
+
 ## test: install everything and run the whole suite (SQLite always, PostgreSQL when reachable)
-test: $(VENV)/.dev system-deps node-deps
+test: $(VENV)/.dev system-deps node-deps harbor-deps
 	$(BIN)/pytest
 
 ## lint: ruff and mypy
@@ -42,4 +46,4 @@ perf: $(VENV)/.dev
 	$(BIN)/python -m perf
 
 clean:
-	rm -rf $(VENV) .bountyboard .pytest_cache .mypy_cache .ruff_cache node_modules
+	rm -rf $(VENV) .venv-harbor .bountyboard .pytest_cache .mypy_cache .ruff_cache node_modules

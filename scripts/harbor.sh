@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs Harbor (the agent-benchmark harness the bench workflow interoperates with) into its own
+# virtualenv, .venv-harbor/ (or $HARBOR_VENV), for the tests. Harbor needs Python >= 3.12, which the
+# project itself does not; pyenv's 3.12 is used when python3.12 is not on PATH ($HARBOR_PYTHON wins).
+# Idempotent: returns at once when this version is already installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HARBOR_VERSION=0.25.0
+VENV=${HARBOR_VENV:-.venv-harbor}
+STAMP="$VENV/.harbor-$HARBOR_VERSION"
+if [ -f "$STAMP" ] && [ -x "$VENV/bin/harbor" ]; then
+  exit 0
+fi
+
+find_python() {
+  local candidate
+  for candidate in "${HARBOR_PYTHON:-}" python3.12 python3.13 \
+      "$HOME"/.pyenv/versions/3.12*/bin/python3 "$HOME"/.pyenv/versions/3.13*/bin/python3; do
+    [ -n "$candidate" ] || continue
+    # pyenv's shims exist on PATH even when the version is not selected: try them.
+    if "$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+PYTHON=$(find_python) || {
+  echo "Harbor needs Python >= 3.12: install it (pyenv install 3.12) or set HARBOR_PYTHON" >&2
+  exit 1
+}
+
+rm -rf "$VENV"
+"$PYTHON" -m venv "$VENV"
+"$VENV/bin/pip" install -q --upgrade pip
+# Harbor's own pins, except one that PyPI cannot satisfy: harbor 0.25.0 asks for
+# certifi>=2026.10.19, and the newest certifi on PyPI is older, so certifi goes unpinned.
+"$VENV/bin/pip" install -q --no-deps "harbor==$HARBOR_VERSION"
+"$VENV/bin/python" - >"$VENV/harbor-requirements.txt" <<'PY'
+from importlib.metadata import requires
+for requirement in requires("harbor") or []:
+    if "extra ==" not in requirement:
+        print("certifi" if requirement.startswith("certifi") else requirement)
+PY
+"$VENV/bin/pip" install -q -r "$VENV/harbor-requirements.txt"
+# The host-process environment (bountyboard.runner.hostenv) is imported by Harbor from src/.
+site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD/src" >"$site/bountyboard-src.pth"
+"$VENV/bin/harbor" --version >/dev/null
+touch "$STAMP"
