@@ -75,7 +75,7 @@ class HostEnvironment(BaseEnvironment):
             raise ValueError(f"{path} is outside /app, /logs, /tests and /solution")
         return self.sandbox.joinpath(*parts[1:])
 
-    async def start(self, force_build: bool) -> None:
+    def _make_dirs(self) -> None:
         for root in MOUNTED_ROOTS:
             (self.sandbox / root).mkdir(parents=True, exist_ok=True)
             Path("/", root).mkdir(exist_ok=True)  # the mount point, left empty on the host
@@ -83,6 +83,9 @@ class HostEnvironment(BaseEnvironment):
         paths = EnvironmentPaths()
         for log_dir in (paths.agent_dir, paths.verifier_dir, paths.artifacts_dir):
             self.host_path(log_dir).mkdir(parents=True, exist_ok=True)
+
+    async def start(self, force_build: bool) -> None:
+        self._make_dirs()
 
     async def stop(self, delete: bool) -> None:
         if delete:
