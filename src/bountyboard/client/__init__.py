@@ -9,8 +9,11 @@
         client.submit(claim["claimId"], "text", "the result")
 """
 
-from bountyboard.client.client import Client, MissingScopeError
-from bountyboard.client.transport import ApiError, Transport
+from bountyboard.client.aio import AsyncClient
+from bountyboard.client.client import Client
+from bountyboard.client.operations import MissingScopeError
+from bountyboard.client.transport import ApiError, AsyncTransport, Transport
 from bountyboard.client.worker import Worker, WorkerOptions
 
-__all__ = ["ApiError", "Client", "MissingScopeError", "Transport", "Worker", "WorkerOptions"]
+__all__ = ["ApiError", "AsyncClient", "AsyncTransport", "Client", "MissingScopeError", "Transport", "Worker",
+           "WorkerOptions"]

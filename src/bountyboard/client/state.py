@@ -59,11 +59,16 @@ def write_private(path: Path, text: str) -> None:
 
 
 class StateFile:
-    """A JSON object on disk; :meth:`update` changes it and writes it through at once."""
+    """A JSON object on disk; :meth:`update` changes it and writes it through at once.
 
-    def __init__(self, path: Path) -> None:
+    Without a path it lives in memory only (for a process that keeps no state of its own, such as
+    the service's MCP endpoint, whose callers own their retries).
+    """
+
+    def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        exists = path is not None and path.exists()
+        self.data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path and exists else {}
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
@@ -75,4 +80,5 @@ class StateFile:
                 self.data.pop(key, None)
             else:
                 self.data[key] = value
-        write_private(self.path, json.dumps(self.data, indent=2, sort_keys=True))
+        if self.path is not None:
+            write_private(self.path, json.dumps(self.data, indent=2, sort_keys=True))

@@ -11,11 +11,12 @@ Every caller rule that concerns the wire lives here, so nothing built on top can
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -72,27 +73,33 @@ def _retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
-class Transport:
-    """A synchronous client for one base URL and one API key."""
+class _RetryRules:
+    """What both transports share: headers, the idempotency key of a request, and when to retry."""
 
-    def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 30.0,
-                 max_retries: int = 5, backoff_base: float = 0.5,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, base_url: str, api_key: str | None, *, max_retries: int, backoff_base: float) -> None:
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.max_retries = max_retries
         self.backoff_base = backoff_base
-        self._sleep = sleep
+
+    def default_headers(self) -> dict[str, str]:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
 
-    def __enter__(self) -> Transport:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    @staticmethod
+    def prepare(method: str, params: dict[str, Any] | None,
+                idempotency_key: str | None) -> tuple[str, dict[str, str], dict[str, Any] | None]:
+        """The method, headers and query of one request; the same key goes out on every retry of it."""
+        method = method.upper()
+        headers: dict[str, str] = {}
+        if method == "POST":
+            headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
+        elif idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        query = {key: value for key, value in (params or {}).items() if value is not None}
+        return method, headers, query or None
 
     def backoff(self, attempt: int, response: httpx.Response | None = None) -> float:
         """Seconds to wait before retry number ``attempt`` (0-based): full jitter, floor Retry-After."""
@@ -103,38 +110,104 @@ class Transport:
                 delay = max(delay, min(asked, MAX_RETRY_AFTER_SECONDS))
         return delay
 
+    def retry_delay(self, attempt: int, response: httpx.Response | None) -> float | None:
+        """Seconds to wait before retrying (``response`` None: the connection failed), or None to stop."""
+        if attempt >= self.max_retries:
+            return None
+        if response is None:
+            return self.backoff(attempt)
+        # A replayed request whose first attempt is still running answers 409 in_use: wait for it.
+        in_flight = response.status_code == 409 and _problem_code(response) == "idempotency_key_in_use"
+        return self.backoff(attempt, response) if _retryable(response.status_code) or in_flight else None
+
+    @staticmethod
+    def outcome(response: httpx.Response) -> httpx.Response:
+        if response.status_code >= 400:
+            raise ApiError.from_response(response)
+        return response
+
+
+class Transport(_RetryRules):
+    """A synchronous client for one base URL and one API key."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 30.0,
+                 max_retries: int = 5, backoff_base: float = 0.5,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(base_url, api_key, max_retries=max_retries, backoff_base=backoff_base)
+        self._sleep = sleep
+        self._client = httpx.Client(base_url=self.base_url, headers=self.default_headers(), timeout=timeout)
+
+    def __enter__(self) -> Transport:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
                 idempotency_key: str | None = None) -> httpx.Response:
-        method = method.upper()
-        headers: dict[str, str] = {}
-        if method == "POST":
-            headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
-        elif idempotency_key:
-            headers["Idempotency-Key"] = idempotency_key
-        if params:
-            params = {key: value for key, value in params.items() if value is not None}
+        method, headers, query = self.prepare(method, params, idempotency_key)
         attempt = 0
         while True:
             try:
-                response = self._client.request(method, path, json=json, params=params or None, headers=headers)
+                response = self._client.request(method, path, json=json, params=query, headers=headers)
             except httpx.TransportError:
-                if attempt >= self.max_retries:
+                delay = self.retry_delay(attempt, None)
+                if delay is None:
                     raise
-                self._sleep(self.backoff(attempt))
-                attempt += 1
-                continue
-            # A replayed request whose first attempt is still running answers 409 in_use: wait for it.
-            in_flight = response.status_code == 409 and _problem_code(response) == "idempotency_key_in_use"
-            if (_retryable(response.status_code) or in_flight) and attempt < self.max_retries:
-                self._sleep(self.backoff(attempt, response))
-                attempt += 1
-                continue
-            if response.status_code >= 400:
-                raise ApiError.from_response(response)
-            return response
+            else:
+                delay = self.retry_delay(attempt, response)
+                if delay is None:
+                    return self.outcome(response)
+            self._sleep(delay)
+            attempt += 1
 
     def close(self) -> None:
         self._client.close()
+
+
+class AsyncTransport(_RetryRules):
+    """The asynchronous twin of :class:`Transport`: the same rules, awaited.
+
+    ``http_transport`` lets the caller route requests elsewhere than the network (the service's MCP
+    endpoint passes the application itself); ``headers`` are added to every request.
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 30.0,
+                 max_retries: int = 5, backoff_base: float = 0.5,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 http_transport: httpx.AsyncBaseTransport | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(base_url, api_key, max_retries=max_retries, backoff_base=backoff_base)
+        self._sleep = sleep
+        self._client = httpx.AsyncClient(base_url=self.base_url, headers={**self.default_headers(), **(headers or {})},
+                                         timeout=timeout, transport=http_transport)
+
+    async def __aenter__(self) -> AsyncTransport:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+                      idempotency_key: str | None = None) -> httpx.Response:
+        method, headers, query = self.prepare(method, params, idempotency_key)
+        attempt = 0
+        while True:
+            try:
+                response = await self._client.request(method, path, json=json, params=query, headers=headers)
+            except httpx.TransportError:
+                delay = self.retry_delay(attempt, None)
+                if delay is None:
+                    raise
+            else:
+                delay = self.retry_delay(attempt, response)
+                if delay is None:
+                    return self.outcome(response)
+            await self._sleep(delay)
+            attempt += 1
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
 
 
 def _problem_code(response: httpx.Response) -> str | None:

@@ -1,0 +1,297 @@
+"""Every operation of the SDK, written once for the synchronous and the asynchronous client.
+
+An operation is a generator (sans I/O): it yields a :class:`Call` and receives the decoded JSON
+answer (or has the :class:`~bountyboard.client.transport.ApiError` thrown into it), and returns
+the result. Streams also yield :class:`Item` (one value for the caller) and :class:`Sleep` (wait
+before polling again). :class:`~bountyboard.client.Client` drives them with blocking I/O and
+:class:`~bountyboard.client.AsyncClient` with awaited I/O, so scopes, bodies, idempotency keys and
+crash-safe state have one implementation.
+
+To add an operation: write its generator here, then one line in each client (a test checks that
+both clients offer the same methods with the same signatures).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, cast
+
+from bountyboard.accounts.scopes import Scope
+from bountyboard.client import types as t
+from bountyboard.client.state import StateFile
+from bountyboard.client.transport import ApiError
+
+T = TypeVar("T")
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+
+
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str
+    params: dict[str, Any] | None = None
+    body: Any = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Item(Generic[T]):
+    value: T
+
+
+Op = Generator[Call, Any, T]
+Stream = Generator[Call | Sleep | Item[T], Any, None]
+
+
+class MissingScopeError(Exception):
+    """The key lacks a scope the caller needs: stop, do not try the operation."""
+
+    def __init__(self, missing: Iterable[str], action: str = "this work") -> None:
+        self.missing = sorted(set(missing))
+        super().__init__(f"The API key lacks the scope{'s' if len(self.missing) > 1 else ''} "
+                         f"{', '.join(self.missing)} needed for {action}; refusing to continue.")
+
+
+def fingerprint(body: Any) -> str:
+    """A digest of a JSON body that does not depend on key order."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def submission_body(result_type: str, content: str | None,
+                    attachments: list[t.Attachment] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"resultType": result_type}
+    if content is not None:
+        body["content"] = content
+    if attachments:
+        body["attachments"] = list(attachments)
+    return body
+
+
+class Operations:
+    """The operations of one key. ``check_scopes`` False leaves every refusal to the service."""
+
+    def __init__(self, state: StateFile, *, check_scopes: bool = True) -> None:
+        self.state = state
+        self.check_scopes = check_scopes
+        self._scopes: frozenset[str] | None = None
+
+    def _need(self, scope: Scope, action: str) -> Op[None]:
+        if not self.check_scopes:
+            return
+        if self._scopes is None:
+            yield from self.me()
+        assert self._scopes is not None
+        if scope.value not in self._scopes:
+            raise MissingScopeError([scope.value], action)
+
+    # Identity ------------------------------------------------------------------------------------
+
+    def me(self) -> Op[t.ActorContext]:
+        context = cast(t.ActorContext, (yield Call("GET", "/v1/agent/me")))
+        self._scopes = frozenset(context["scopes"])
+        return context
+
+    def whoami(self) -> Op[dict[str, Any]]:
+        return cast(dict[str, Any], (yield Call("GET", "/api/auth/me")))
+
+    def require_scopes(self, scopes: Iterable[str | Scope], action: str) -> Op[t.ActorContext]:
+        context = yield from self.me()
+        missing = [str(scope) for scope in scopes if str(scope) not in context["scopes"]]
+        if missing:
+            raise MissingScopeError(missing, action)
+        return context
+
+    # Tasks and claims ----------------------------------------------------------------------------
+
+    def list_tasks(self, module: str | None, status: str | None, page: int | None,
+                   page_size: int | None) -> Op[t.TaskPage]:
+        yield from self._need(Scope.TASKS_READ, "listing tasks")
+        params = {"module": module, "status": status, "page": page, "pageSize": page_size}
+        return cast(t.TaskPage, (yield Call("GET", "/v1/agent/tasks", params)))
+
+    def iter_tasks(self, module: str | None, status: str | None) -> Stream[t.Task]:
+        page = 1
+        while True:
+            result = yield from self.list_tasks(module, status, page, None)
+            for task in result["data"]:
+                yield Item(task)
+            if not result["hasMore"]:
+                return
+            page += 1
+
+    def get_task(self, task_id: str) -> Op[t.Task]:
+        yield from self._need(Scope.TASKS_READ, "reading a task")
+        return cast(t.Task, (yield Call("GET", f"/v1/agent/tasks/{task_id}")))
+
+    def claim(self, task_id: str) -> Op[t.ClaimCreated]:
+        """The claim's key and then its id are persisted, so calling again after a crash replays it."""
+        yield from self._need(Scope.TASKS_CLAIM, "claiming a task")
+        pending: dict[str, str] = dict(self.state.get("pendingClaims", {}))
+        key = pending.setdefault(task_id, str(uuid.uuid4()))
+        self.state.update(pendingClaims=pending)
+        try:
+            created = cast(t.ClaimCreated, (yield Call("POST", f"/v1/agent/tasks/{task_id}/claim",
+                                                       idempotency_key=key)))
+        except ApiError:
+            # The service keeps a refusal under this key; a later attempt must not replay it.
+            pending.pop(task_id, None)
+            self.state.update(pendingClaims=pending)
+            raise
+        pending.pop(task_id, None)
+        claims = dict(self.state.get("claims", {}))
+        claims[created["claimId"]] = {"taskId": task_id, "expiresAt": created.get("expiresAt")}
+        self.state.update(pendingClaims=pending, claims=claims)
+        return created
+
+    def forget_claim(self, claim_id: str) -> None:
+        claims = dict(self.state.get("claims", {}))
+        claims.pop(claim_id, None)
+        submissions = dict(self.state.get("pendingSubmissions", {}))
+        submissions.pop(claim_id, None)
+        self.state.update(claims=claims, pendingSubmissions=submissions)
+
+    def list_claims(self, status: str | None, page: int | None) -> Op[t.ClaimPage]:
+        yield from self._need(Scope.CLAIMS_READ, "listing claims")
+        return cast(t.ClaimPage, (yield Call("GET", "/v1/agent/claims", {"status": status, "page": page})))
+
+    def claim_status(self, claim_id: str) -> Op[t.ClaimStatus]:
+        yield from self._need(Scope.CLAIMS_READ, "reading a claim's status")
+        return cast(t.ClaimStatus, (yield Call("GET", f"/v1/agent/claims/{claim_id}/status")))
+
+    def heartbeat(self, claim_id: str) -> Op[t.ClaimStatus]:
+        yield from self._need(Scope.TASKS_CLAIM, "extending a claim")
+        return cast(t.ClaimStatus, (yield Call("POST", f"/v1/agent/claims/{claim_id}/heartbeat")))
+
+    def release(self, claim_id: str) -> Op[t.ClaimStatus]:
+        yield from self._need(Scope.TASKS_CLAIM, "releasing a claim")
+        released = cast(t.ClaimStatus, (yield Call("POST", f"/v1/agent/claims/{claim_id}/release")))
+        self.forget_claim(claim_id)
+        return released
+
+    def submit(self, claim_id: str, result_type: str, content: str | None, attachments: list[t.Attachment] | None,
+               idempotency_key: str | None) -> Op[t.SubmissionReceipt]:
+        """Without ``idempotency_key``, one is persisted with the body before sending, so the same call
+        after a timeout or a crash replays the first receipt; with one, the caller owns the retry."""
+        yield from self._need(Scope.CLAIMS_SUBMIT, "submitting a result")
+        body = submission_body(result_type, content, attachments)
+        call = Call("POST", f"/v1/agent/claims/{claim_id}/submit", body=body, idempotency_key=idempotency_key)
+        if idempotency_key is not None:
+            return cast(t.SubmissionReceipt, (yield call))
+        digest = fingerprint(body)
+        pending: dict[str, dict[str, str]] = dict(self.state.get("pendingSubmissions", {}))
+        entry = pending.get(claim_id)
+        if entry is None or entry["fingerprint"] != digest:
+            entry = {"key": str(uuid.uuid4()), "fingerprint": digest}
+            pending[claim_id] = entry
+            self.state.update(pendingSubmissions=pending)
+        try:
+            receipt = cast(t.SubmissionReceipt, (yield Call(call.method, call.path, body=body,
+                                                            idempotency_key=entry["key"])))
+        except ApiError as error:
+            if error.status < 500:
+                pending.pop(claim_id, None)
+                self.state.update(pendingSubmissions=pending)
+            raise
+        pending.pop(claim_id, None)
+        self.state.update(pendingSubmissions=pending)
+        return receipt
+
+    def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None) -> Op[dict[str, Any]]:
+        yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")
+        body = {"reason": reason, "evidenceUrls": evidence_urls or []}
+        return cast(dict[str, Any], (yield Call("POST", f"/v1/agent/claims/{claim_id}/appeal", body=body)))
+
+    # Events --------------------------------------------------------------------------------------
+
+    def events(self, after: str | None, types: Iterable[str] | None, limit: int | None) -> Op[t.EventPage]:
+        yield from self._need(Scope.CLAIMS_READ, "reading events")
+        params = {"after": after, "types": ",".join(types) if types else None, "limit": limit}
+        return cast(t.EventPage, (yield Call("GET", "/v1/agent/events", params)))
+
+    def latest_cursor(self) -> Op[str | None]:
+        cursor: str | None = None
+        while True:
+            page = yield from self.events(cursor, None, 100)
+            cursor = page["nextCursor"] or cursor
+            if not page["hasMore"]:
+                return cursor
+
+    def iter_events(self, after: str | None, types: Iterable[str] | None, follow: bool,
+                    poll_interval: float) -> Stream[tuple[t.Event, str | None]]:
+        kinds = list(types) if types else None
+        cursor = after
+        while True:
+            page = yield from self.events(cursor, kinds, 100)
+            for event in page["data"]:
+                # The feed's cursor is the sequence of the last event returned.
+                yield Item((event, str(event["sequence"])))
+            cursor = page["nextCursor"] or cursor
+            if page["hasMore"]:
+                continue
+            if not follow:
+                return
+            yield Sleep(poll_interval)
+
+    # Operator resources --------------------------------------------------------------------------
+
+    def bots(self) -> Op[list[t.Bot]]:
+        yield from self._need(Scope.AGENT_MANAGE, "listing bots")
+        return cast(list[t.Bot], (yield Call("GET", "/v1/agent/bots"))["data"])
+
+    def create_bot(self, name: str, description: str, max_active_claims: int) -> Op[t.Bot]:
+        yield from self._need(Scope.AGENT_MANAGE, "creating a bot")
+        body = {"name": name, "description": description, "maxActiveClaims": max_active_claims}
+        return cast(t.Bot, (yield Call("POST", "/v1/agent/bots", body=body)))
+
+    def keys(self) -> Op[list[t.ApiKey]]:
+        yield from self._need(Scope.PROFILE_READ, "listing API keys")
+        return cast(list[t.ApiKey], (yield Call("GET", "/v1/profile/api-keys"))["data"])
+
+    def create_key(self, kind: str, scopes: list[str], bot_id: str | None, name: str,
+                   expires_at: str | None) -> Op[t.ApiKey]:
+        yield from self._need(Scope.AGENT_MANAGE, "creating an API key")
+        body: dict[str, Any] = {"kind": kind, "scopes": scopes, "name": name}
+        if bot_id:
+            body["botId"] = bot_id
+        if expires_at:
+            body["expiresAt"] = expires_at
+        return cast(t.ApiKey, (yield Call("POST", "/v1/profile/api-keys", body=body)))
+
+    def revoke_key(self, key_id: str) -> Op[t.ApiKey]:
+        yield from self._need(Scope.AGENT_MANAGE, "revoking an API key")
+        return cast(t.ApiKey, (yield Call("DELETE", f"/v1/profile/api-keys/{key_id}")))
+
+    def webhooks(self) -> Op[list[t.Webhook]]:
+        yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhooks")
+        return cast(list[t.Webhook], (yield Call("GET", "/v1/agent/webhooks"))["data"])
+
+    def create_webhook(self, url: str, events: list[str], description: str) -> Op[t.Webhook]:
+        yield from self._need(Scope.WEBHOOKS_MANAGE, "creating a webhook")
+        body = {"url": url, "events": events, "description": description}
+        return cast(t.Webhook, (yield Call("POST", "/v1/agent/webhooks", body=body)))
+
+    def delete_webhook(self, webhook_id: str) -> Op[t.Webhook]:
+        yield from self._need(Scope.WEBHOOKS_MANAGE, "deleting a webhook")
+        return cast(t.Webhook, (yield Call("DELETE", f"/v1/agent/webhooks/{webhook_id}")))
+
+    def rotate_webhook_secret(self, webhook_id: str) -> Op[t.Webhook]:
+        yield from self._need(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret")
+        return cast(t.Webhook, (yield Call("POST", f"/v1/agent/webhooks/{webhook_id}/rotate-secret")))
+
+    def test_webhook(self, webhook_id: str) -> Op[t.Event]:
+        yield from self._need(Scope.WEBHOOKS_MANAGE, "testing a webhook")
+        return cast(t.Event, (yield Call("POST", f"/v1/agent/webhooks/{webhook_id}/test")))
+
+    def webhook_deliveries(self, webhook_id: str) -> Op[list[dict[str, Any]]]:
+        yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhook deliveries")
+        return cast(list[dict[str, Any]],
+                    (yield Call("GET", f"/v1/agent/webhooks/{webhook_id}/deliveries"))["data"])
