@@ -16,6 +16,7 @@ from bountyboard import __version__
 from bountyboard.accounts.router import admin_router, identity_router
 from bountyboard.accounts.router import router as accounts_router
 from bountyboard.benchhub.router import router as benchhub_router
+from bountyboard.bodylimit import BodyLimitMiddleware
 from bountyboard.config import get_settings
 from bountyboard.db import get_database, pending_migrations
 from bountyboard.errors import install_handlers, problem_response
@@ -99,6 +100,7 @@ def create_app() -> FastAPI:
     install_openapi(app)
     # Outermost first: the request id wraps everything, including idempotent replays.
     app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(BodyLimitMiddleware)  # outside anything that reads a body
     app.add_middleware(RequestIdMiddleware)
     install_site(app)  # after the other middleware, so its security headers wrap every answer
     return app

@@ -5,6 +5,8 @@ Every setting is documented in docs/configuration.md.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -47,11 +49,35 @@ class Settings(BaseSettings):
     # (POST /v1/admin/clock, POST /v1/admin/test/hold). Never enable in production.
     enable_test_clock: bool = False
 
+    # Files (uploads): where they are stored, and how big and how long-lived they may be.
+    # ``s3://bucket/prefix`` for S3-compatible storage (credentials from the usual AWS_* variables);
+    # unset: a local directory under data_dir.
+    storage_url: str | None = None
+    storage_endpoint_url: str | None = None  # an S3-compatible server instead of AWS
+    upload_max_file_bytes: int = Field(default=25 * 1024**2, ge=1)
+    upload_max_claim_bytes: int = Field(default=100 * 1024**2, ge=1)
+    upload_url_ttl_seconds: int = Field(default=900, ge=10)
+    upload_unused_ttl_seconds: int = Field(default=24 * 3600, ge=60)
+    download_link_ttl_seconds: int = Field(default=300, ge=10)
+
     log_level: str = "INFO"
     runs_per_ip_per_day: int = Field(default=30, ge=1)
     runs_per_user_per_day: int = Field(default=200, ge=1)
     # Rate limits: prefix of the counter keys in Redis (lets several deployments share one Redis).
     ratelimit_key_prefix: str = "bountyboard-ratelimit"
+    # Every API key's requests to the agent and publisher routes, per window (like Stripe's and GitHub's).
+    key_rate_limit: int = Field(default=6000, ge=1)
+    key_rate_window_seconds: int = Field(default=60, ge=1)
+
+    # Request bodies: the most bytes a route accepts; run uploads carry whole trial lists.
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_run_upload_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
+
+    # Addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated
+    # IPs or networks, or "*"). None by default: the peer address is the client.
+    trusted_proxies: str = ""
+    # Strict-Transport-Security on answers served over HTTPS (or when base_url is https); 0 leaves it out.
+    hsts_max_age_seconds: int = Field(default=365 * 86400, ge=0)
 
     @property
     def effective_site_url(self) -> str:
@@ -82,9 +108,11 @@ class Settings(BaseSettings):
             return self.secret_key
         path = self.data_dir / "secret_key"
         if not path.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(secrets.token_urlsafe(48))
-            path.chmod(0o600)
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Created readable by the owner only; a process starting at the same moment reads the winner's.
+            with contextlib.suppress(FileExistsError), \
+                    os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+                file.write(secrets.token_urlsafe(48))
         return path.read_text().strip()
 
 
