@@ -23,6 +23,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     at: float  # time.time() on arrival
+    path: str = "/hook"
 
     @property
     def id(self) -> str:
@@ -47,6 +48,7 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.port}/hook"
         self.received: list[Received] = []
         self.script: list[Reply] = []
+        self.default = Reply()  # the answer when the script is spent
         self._changed = threading.Condition()
         self._server: ThreadingHTTPServer | None = None
 
@@ -65,9 +67,9 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 with receiver._changed:
-                    reply = receiver.script.pop(0) if receiver.script else Reply()
+                    reply = receiver.script.pop(0) if receiver.script else receiver.default
                     receiver.received.append(Received({k.lower(): v for k, v in self.headers.items()}, body,
-                                                      time.time()))
+                                                      time.time(), self.path))
                     receiver._changed.notify_all()
                 if reply.delay:
                     time.sleep(reply.delay)

@@ -5,6 +5,10 @@ PostgreSQL (SQLite's ``BEGIN IMMEDIATE`` serialises the same short transaction) 
 taker. A row stays due until a 2xx is recorded; a lease that outlives a crashed process expires, and
 another dispatcher sends the row again (at least once, same ``webhook-id``).
 
+Each success is marked done as soon as it is known (successes that finish together share one
+transaction), so a crash repeats at most the attempts that were under way: one per endpoint being
+sent to, never more than ``webhook_concurrency``. Failures are recorded with the rest of the batch.
+
 One endpoint's rows are sent one after the other in queue order, different endpoints in parallel.
 After a failed attempt the endpoint's other rows of the batch go back to the queue untried and wait
 as long as the failed one: a failing endpoint is retried at the pace of its schedule, not hammered.
@@ -19,7 +23,7 @@ import random
 import secrets
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -108,6 +112,7 @@ class _Outcome:
     excerpt: str | None = None
     error: str | None = None
     retry_after: float | None = None
+    recorded: bool = False  # a success already marked done
 
     @property
     def succeeded(self) -> bool:
@@ -137,7 +142,7 @@ class Dispatcher:
                         limits=httpx.Limits(max_connections=self.settings.webhook_concurrency * 2),
                     )
                 outcomes = await self._send_all(client, jobs)
-                await self._record(outcomes)
+                await self._record([outcome for outcome in outcomes if not outcome.recorded])
                 made += sum(1 for outcome in outcomes if outcome.sent)
                 if time.monotonic() > deadline:
                     break
@@ -189,6 +194,7 @@ class Dispatcher:
         for job in jobs:
             by_endpoint.setdefault(job.endpoint_id, []).append(job)
         gate = asyncio.Semaphore(self.settings.webhook_concurrency)
+        successes = _SuccessRecorder(self._record)
         # Stop starting attempts once one could outlive the lease taken a moment ago.
         cutoff = time.monotonic() + self.lease_seconds - self.settings.webhook_timeout_seconds - 5.0
 
@@ -202,6 +208,8 @@ class Dispatcher:
                         outcomes.append(_Outcome(job, sent=False))
                     else:
                         outcomes.append(await self._send(client, job))
+                        if outcomes[-1].succeeded:
+                            await successes.mark(outcomes[-1])
             return outcomes
 
         results = await asyncio.gather(*(one_endpoint(queue) for queue in by_endpoint.values()))
@@ -236,7 +244,9 @@ class Dispatcher:
         return outcome
 
     async def _record(self, outcomes: Sequence[_Outcome]) -> None:
-        """Every attempt of one batch, and the new state of its rows, in one transaction."""
+        """These attempts, and the new state of their rows, in one transaction."""
+        if not outcomes:
+            return
         async with self.database.sessionmaker() as session:
             current = now()
             endpoint_ids = sorted({outcome.job.endpoint_id for outcome in outcomes if outcome.sent})
@@ -304,6 +314,31 @@ class Dispatcher:
                             or endpoint.last_success_at < outcome.job.message_created_at):
             await _disable(session, endpoint, f"Every attempt failed for {MAX_ATTEMPTS} attempts over the whole "
                                               "retry schedule, with no successful delivery meanwhile.", current)
+
+
+class _SuccessRecorder:
+    """Marks successes done as they happen. Whoever finds the writer free writes every success
+    waiting at that moment (a group commit), so parallel senders share transactions; ``mark`` returns
+    once its outcome is written, or has failed to be (then the batch's final write records it)."""
+
+    def __init__(self, record: Callable[[Sequence[_Outcome]], Awaitable[None]]) -> None:
+        self._record = record
+        self._waiting: list[_Outcome] = []
+        self._writer = asyncio.Lock()
+
+    async def mark(self, outcome: _Outcome) -> None:
+        self._waiting.append(outcome)
+        async with self._writer:
+            batch, self._waiting = self._waiting, []
+            if not batch:  # written by the previous holder of the writer
+                return
+            try:
+                await self._record(batch)
+            except Exception:
+                log.exception("could not mark %d delivered webhooks done; the batch's final write retries", len(batch))
+                return
+            for done in batch:
+                done.recorded = True
 
 
 async def _disable(session: AsyncSession, endpoint: WebhookEndpoint, reason: str, current: datetime) -> None:
