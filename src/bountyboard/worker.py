@@ -16,7 +16,7 @@ from bountyboard import idempotency
 from bountyboard.benchhub import service as benchhub_service
 from bountyboard.config import get_settings
 from bountyboard.events import dispatcher
-from bountyboard.market import lifecycle
+from bountyboard.market import scheduled
 from bountyboard.site import sessions as site_sessions
 
 log = logging.getLogger("bountyboard.worker")
@@ -34,7 +34,7 @@ def periodic_jobs() -> list[PeriodicJob]:
         PeriodicJob("purge-idempotency-keys", 300.0, idempotency.purge_expired),
         PeriodicJob("deliver-webhooks", 0.0, dispatcher.deliver_webhooks),  # paces itself
         PeriodicJob("purge-events", 3600.0, dispatcher.purge_events),
-        PeriodicJob("market-sweep", get_settings().sweep_interval_seconds, lifecycle.sweep),
+        PeriodicJob("market-sweep", get_settings().sweep_interval_seconds, scheduled.sweep),
         PeriodicJob("purge-web-sessions", 3600.0, site_sessions.purge_expired),
         PeriodicJob("seed-benchmark-registry", 3600.0, benchhub_service.seed_registry),
     ]

@@ -13,7 +13,7 @@ from bountyboard.accounts.scopes import Role, Scope
 from bountyboard.db import get_session
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
-from bountyboard.market import lifecycle, service
+from bountyboard.market import claim_flows, review, service, submissions, task_flows
 from bountyboard.market.models import ClaimStatus, TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import (
@@ -78,7 +78,7 @@ async def get_task(id: str, session: Session, actor: Annotated[Actor, require(Sc
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,
                    responses=problem_responses(409))
 async def claim_task(id: str, session: Session, actor: Annotated[Actor, require(Scope.TASKS_CLAIM)]) -> ClaimCreated:
-    return service.claim_created(await lifecycle.claim_task(session, actor, id))
+    return service.claim_created(await claim_flows.claim_task(session, actor, id))
 
 
 @agent_router.get("/agent/claims", summary="The caller's claims", response_model=Page[AgentClaimStatus])
@@ -100,28 +100,28 @@ async def claim_status(id: str, session: Session,
                    response_model=SubmissionReceipt, responses=problem_responses(409))
 async def submit(id: str, body: SubmissionBody, session: Session,
                  actor: Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]) -> SubmissionReceipt:
-    return service.receipt(await lifecycle.submit(session, actor, id, body))
+    return service.receipt(await submissions.submit(session, actor, id, body))
 
 
 @agent_router.post("/agent/claims/{id}/heartbeat", summary="Extend an active claim's TTL",
                    response_model=AgentClaimStatus, responses=problem_responses(409))
 async def heartbeat(id: str, session: Session,
                     actor: Annotated[Actor, require(Scope.TASKS_CLAIM)]) -> AgentClaimStatus:
-    return (await service.claim_statuses(session, [await lifecycle.heartbeat(session, actor, id)]))[0]
+    return (await service.claim_statuses(session, [await claim_flows.heartbeat(session, actor, id)]))[0]
 
 
 @agent_router.post("/agent/claims/{id}/release", summary="Give an active claim back",
                    response_model=AgentClaimStatus, responses=problem_responses(409))
 async def release(id: str, session: Session,
                   actor: Annotated[Actor, require(Scope.TASKS_CLAIM)]) -> AgentClaimStatus:
-    return (await service.claim_statuses(session, [await lifecycle.release_claim(session, actor, id)]))[0]
+    return (await service.claim_statuses(session, [await claim_flows.release_claim(session, actor, id)]))[0]
 
 
 @agent_router.post("/agent/claims/{id}/appeal", summary="Appeal a rejection within the appeal window",
                    response_model=AppealOut, responses=problem_responses(409))
 async def appeal(id: str, body: AppealCreate, session: Session,
                  actor: Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]) -> AppealOut:
-    return service.appeal_out(await lifecycle.open_appeal(session, actor, id, body))
+    return service.appeal_out(await review.open_appeal(session, actor, id, body))
 
 
 @agent_router.get("/judge/tasks/{id}/target", summary="The submission a judge task evaluates",
@@ -162,25 +162,25 @@ async def update_task(id: str, body: TaskUpdate, session: Session, publisher: Pu
 @publisher_router.post("/{id}/publish", summary="Publish a draft, escrowing its bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
 async def publish_task(id: str, session: Session, publisher: Publisher) -> AgentTask:
-    return service.task_out(await lifecycle.publish_task(session, publisher, id))
+    return service.task_out(await task_flows.publish_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/cancel", summary="Cancel a task, refunding its escrow", response_model=AgentTask,
                        responses=problem_responses(409))
 async def cancel_task(id: str, session: Session, publisher: Publisher) -> AgentTask:
-    return service.task_out(await lifecycle.cancel_task(session, publisher, id))
+    return service.task_out(await task_flows.cancel_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/close", summary="Close an arena: rank and pay by payoutSplit", response_model=AgentTask,
                        responses=problem_responses(409))
 async def close_task(id: str, session: Session, publisher: Publisher) -> AgentTask:
-    return service.task_out(await lifecycle.close_task(session, publisher, id))
+    return service.task_out(await task_flows.close_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/fund", summary="Add funds to a donate task's bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
 async def fund_task(id: str, body: FundRequest, session: Session, publisher: Publisher) -> AgentTask:
-    return service.task_out(await lifecycle.fund_task(session, publisher, id, to_cents(body.amount)))
+    return service.task_out(await task_flows.fund_task(session, publisher, id, to_cents(body.amount)))
 
 
 @publisher_router.get("/{id}/claims", summary="The claims of a task, with their submissions",
@@ -201,7 +201,7 @@ async def review_queue(session: Session, reviewer: Reviewer, paging: Paging,
 @review_router.post("/review/claims/{id}", summary="Accept or reject a submission", response_model=ClaimDetail,
                     responses=problem_responses(409))
 async def review_claim(id: str, body: ReviewDecision, session: Session, reviewer: Reviewer) -> ClaimDetail:
-    claim = await lifecycle.review_claim(session, reviewer, id, body)
+    claim = await review.review_claim(session, reviewer, id, body)
     return (await service.claim_details(session, [claim]))[0]
 
 
@@ -214,4 +214,4 @@ async def list_appeals(session: Session, reviewer: Reviewer, paging: Paging,
 @review_router.post("/appeals/{id}/resolve", summary="Resolve an appeal", response_model=AppealOut,
                     responses=problem_responses(409))
 async def resolve_appeal(id: str, body: AppealResolve, session: Session, reviewer: Reviewer) -> AppealOut:
-    return service.appeal_out(await lifecycle.resolve_appeal(session, reviewer, id, body))
+    return service.appeal_out(await review.resolve_appeal(session, reviewer, id, body))

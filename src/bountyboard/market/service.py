@@ -1,7 +1,7 @@
 """Tasks as drafts, and every read of the marketplace: lists, views, the review queue, the leaderboard.
 
-State changes live in :mod:`bountyboard.market.lifecycle`; the functions here take a session and a
-user or actor, so the site can call them without HTTP.
+State changes live in the flows that :mod:`bountyboard.market.transitions` lists; the functions here
+take a session and a user or actor, so the site can call them without HTTP.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from bountyboard.config import get_settings
 from bountyboard.errors import Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
-from bountyboard.market import lifecycle
+from bountyboard.market import claim_flows, locks, permissions, transitions
 from bountyboard.market.models import (
     OPEN_TASK_STATUSES,
     Appeal,
@@ -235,7 +235,7 @@ async def _check_task(session: AsyncSession, publisher: User, columns: dict[str,
         target = await session.get(Claim, target_id)
         target_task = await session.get(Task, target.task_id) if target else None
         if target is None or target_task is None or target.task_id == task_id or not (
-                lifecycle.may_review(publisher, target_task)):
+                permissions.may_review(publisher, target_task)):
             errors.append({"field": "targetClaimId", "message": "no such claim among the caller's tasks"})
         elif target.submitted_at is None:
             errors.append({"field": "targetClaimId", "message": "the claim has no submission to judge"})
@@ -261,12 +261,12 @@ async def create_task(session: AsyncSession, publisher: User, data: TaskCreate) 
 
 async def update_task(session: AsyncSession, publisher: User, task_id: str, data: TaskUpdate) -> Task:
     """Edit a draft; a published task is fixed (409 with its status)."""
-    task = await lifecycle.lock_task(session, task_id)
+    task = await locks.lock_task(session, task_id)
     if task is None:
         raise not_found("task", task_id)
-    lifecycle.require_task_owner(publisher, task)
+    permissions.require_task_owner(publisher, task)
     if task.status != TaskStatus.DRAFT.value:
-        raise lifecycle.task_conflict(task, "edit")
+        raise transitions.task_conflict(task, "edit")
     fields = data.model_dump(exclude_unset=True)
     cleared = sorted(name for name in _REQUIRED_FIELDS if name in fields and fields[name] is None)
     if cleared:
@@ -299,7 +299,7 @@ async def get_own_task(session: AsyncSession, publisher: User, task_id: str) -> 
     task = await session.get(Task, task_id)
     if task is None:
         raise not_found("task", task_id)
-    lifecycle.require_task_owner(publisher, task)
+    permissions.require_task_owner(publisher, task)
     return task
 
 
@@ -358,7 +358,7 @@ async def get_claim_for(session: AsyncSession, actor: Actor, claim_id: str) -> A
     claim = await session.scalar(select(Claim).where(Claim.id == claim_id, _holder_filter(actor)))
     if claim is None:
         raise not_found("claim", claim_id)
-    claim = await lifecycle.refresh_claim(session, claim)
+    claim = await claim_flows.refresh_claim(session, claim)
     return (await claim_statuses(session, [claim]))[0]
 
 
@@ -395,7 +395,7 @@ async def judge_target(session: AsyncSession, actor: Actor, task_id: str) -> Jud
     if task.module != Module.JUDGE.value or task.target_claim_id is None:
         raise not_found("judge task", task_id)
     claimant = await session.scalar(select(Claim.id).where(Claim.task_id == task.id, _holder_filter(actor)).limit(1))
-    if claimant is None and not lifecycle.may_review(actor.user, task):
+    if claimant is None and not permissions.may_review(actor.user, task):
         raise Problem(403, "claim_required", "Claim the judge task to read the submission it evaluates.")
     target = await session.get(Claim, task.target_claim_id)
     submission = await session.scalar(select(Submission).where(Submission.claim_id == task.target_claim_id))

@@ -15,8 +15,8 @@ from starlette.datastructures import FormData
 from bountyboard.accounts.scopes import Role
 from bountyboard.errors import Problem
 from bountyboard.ledger import service as ledger
-from bountyboard.market import lifecycle
 from bountyboard.market import service as market
+from bountyboard.market import task_flows
 from bountyboard.market.schemas import TaskCreate
 from bountyboard.site.pages.public import MODULES, paging, show_task
 from bountyboard.site.web import (
@@ -137,7 +137,7 @@ async def create_task(request: Request, visitor: SignedIn, form: CheckedForm,
                            error=problem_message(problem), form=values)
     if values.get("publish_now"):
         try:
-            await lifecycle.publish_task(session, visitor.actor.user, task.id)
+            await task_flows.publish_task(session, visitor.actor.user, task.id)
         except Problem as problem:
             # The draft is kept; its page says why it is not published yet (e.g. the balance is short).
             await session.rollback()
@@ -146,7 +146,7 @@ async def create_task(request: Request, visitor: SignedIn, form: CheckedForm,
     return redirect(f"/tasks/{task.id}")
 
 
-ACTIONS = {"publish": lifecycle.publish_task, "cancel": lifecycle.cancel_task, "close": lifecycle.close_task}
+ACTIONS = {"publish": task_flows.publish_task, "cancel": task_flows.cancel_task, "close": task_flows.close_task}
 
 
 @router.post("/publish/tasks/{task_id}/{action}", response_class=HTMLResponse)

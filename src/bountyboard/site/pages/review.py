@@ -10,10 +10,10 @@ from starlette.datastructures import FormData
 
 from bountyboard.accounts.scopes import Role
 from bountyboard.errors import Problem
-from bountyboard.market import lifecycle
 from bountyboard.market import service as market
 from bountyboard.market.models import Claim, Task
 from bountyboard.market.modules import Module
+from bountyboard.market.review import resolve_appeal, review_claim
 from bountyboard.market.schemas import AppealResolve, ReviewDecision
 from bountyboard.site.pages.public import MODULES, choice, paging
 from bountyboard.site.web import (
@@ -84,7 +84,7 @@ async def review(request: Request, claim_id: str, visitor: SignedIn, form: Check
             comment=field(form, "comment"), score=_score(form),
             deliverables=[str(index) in ticked for index in range(min(count, 50))] if count else None,
         )
-        await lifecycle.review_claim(session, visitor.actor.user, claim_id, body)
+        await review_claim(session, visitor.actor.user, claim_id, body)
     except (ValidationError, ValueError):
         return await _queue(request, visitor, session, status_code=422, error="Choose accept or reject.")
     except Problem as problem:
@@ -122,7 +122,7 @@ async def resolve(request: Request, appeal_id: str, visitor: SignedIn, form: Che
     try:
         body = AppealResolve(outcome=outcome, comment=field(form, "comment"),
                              score=_score(form))
-        await lifecycle.resolve_appeal(session, visitor.actor.user, appeal_id, body)
+        await resolve_appeal(session, visitor.actor.user, appeal_id, body)
     except ValidationError:
         return await _appeals(request, visitor, session, status_code=422, error="Choose uphold or deny.")
     except Problem as problem:

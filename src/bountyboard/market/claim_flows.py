@@ -1,0 +1,110 @@
+"""What an agent does with a claim before submitting: take it, keep it alive, give it back.
+
+Submitting is :mod:`bountyboard.market.submissions`; reviews and appeals are :mod:`bountyboard.market.review`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+
+from bountyboard.accounts.auth import Actor
+from bountyboard.clock import now, rfc3339
+from bountyboard.errors import conflict, not_found
+from bountyboard.events.service import emit
+from bountyboard.ids import new_id
+from bountyboard.market.locks import lock_holder, lock_task, locked_claim
+from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
+from bountyboard.market.modules import Module, is_claimable
+from bountyboard.market.permissions import held_claim
+from bountyboard.market.slots import check_claim_now, end_claim, lapse, lapse_task, overdue, take_slot, visibility
+from bountyboard.market.transitions import ClaimMove, move_claim, task_conflict
+
+
+async def _check_holder_limit(session: AsyncSession, limit: int, holder: ColumnElement[bool],
+                              current: datetime) -> None:
+    """A bot holds at most ``maxActiveClaims`` active claims; an operator with a user key, one."""
+    active = int(await session.scalar(select(func.count()).select_from(Claim).where(
+        holder, Claim.status == ClaimStatus.ACTIVE.value, Claim.expires_at > current)) or 0)
+    if active >= limit:
+        raise conflict("active_claim_limit",
+                       f"The caller already holds {active} active claim(s); the limit is {limit}. "
+                       "Submit or release one first.", activeClaims=active, limit=limit)
+
+
+async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim:
+    """Take a free slot of a published task: the claim is ``active`` until its TTL runs out."""
+    task = await lock_task(session, task_id)
+    if task is None or task.status == TaskStatus.DRAFT.value:
+        raise not_found("task", task_id)
+    if not is_claimable(Module(task.module)):
+        raise conflict("module_not_claimable", "show tasks are a showcase and cannot be claimed.",
+                       currentStatus=task.status)
+    if task.publisher_id == actor.user_id:
+        raise conflict("own_task", "A publisher cannot claim their own task.", currentStatus=task.status)
+    current = now()
+    limit, holder = await lock_holder(session, actor)
+    await lapse_task(session, task, current)
+    if task.status == TaskStatus.IN_PROGRESS.value:
+        await session.commit()
+        raise task_conflict(task, "claim", "no_slot_free")
+    if task.status != TaskStatus.PUBLISHED.value:
+        raise task_conflict(task, "claim")
+    if task.deadline is not None and task.deadline <= current:
+        raise conflict("deadline_passed", f"Task {task.id} passed its deadline.", currentStatus=task.status)
+    await _check_holder_limit(session, limit, holder, current)
+    if await session.scalar(select(Claim.id).where(Claim.task_id == task.id, holder, Claim.holds_slot.is_(True))):
+        raise conflict("already_claimed", f"The caller already holds a claim on task {task.id}.",
+                       currentStatus=task.status)
+    claim = Claim(
+        id=new_id("clm"), task_id=task.id, bot_id=actor.bot_id, operator_id=actor.user_id,
+        status=ClaimStatus.ACTIVE.value, review_state=ReviewState.NOT_SUBMITTED.value, holds_slot=True,
+        created_at=current, expires_at=current + timedelta(seconds=task.claim_ttl_seconds), payout_cents=0,
+    )
+    session.add(claim)
+    take_slot(task)
+    task.updated_at = current
+    await emit(session, "task.claimed", {
+        "taskId": task.id, "claimId": claim.id, "botId": claim.bot_id, "operatorId": claim.operator_id,
+        "module": task.module, "status": claim.status, "expiresAt": rfc3339(claim.expires_at),
+    }, **visibility(task, claim))
+    await session.commit()
+    return claim
+
+
+async def working_claim(session: AsyncSession, actor: Actor, claim_id: str, move: ClaimMove) -> tuple[Task, Claim]:
+    """The caller's claim, locked, when ``move`` is allowed now (an overdue claim lapses and is refused)."""
+    task, claim = await held_claim(session, actor, claim_id)
+    await check_claim_now(session, task, claim, move)
+    return task, claim
+
+
+async def heartbeat(session: AsyncSession, actor: Actor, claim_id: str) -> Claim:
+    """Extend an active claim's TTL from now."""
+    task, claim = await working_claim(session, actor, claim_id, ClaimMove.HEARTBEAT)
+    move_claim(claim, ClaimMove.HEARTBEAT)
+    claim.expires_at = now() + timedelta(seconds=task.claim_ttl_seconds)
+    await session.commit()
+    return claim
+
+
+async def release_claim(session: AsyncSession, actor: Actor, claim_id: str) -> Claim:
+    """active -> released: the holder gives the slot back."""
+    task, claim = await working_claim(session, actor, claim_id, ClaimMove.RELEASE)
+    await end_claim(session, task, claim, ClaimMove.RELEASE, now())
+    await session.commit()
+    return claim
+
+
+async def refresh_claim(session: AsyncSession, claim: Claim) -> Claim:
+    """Make a claim's stored state current when time has moved it on (before it is shown)."""
+    current = now()
+    if not overdue(claim, current):
+        return claim
+    task, claim = await locked_claim(session, claim.id)
+    if await lapse(session, task, claim, current):
+        await session.commit()
+    return claim

@@ -1,0 +1,55 @@
+"""Row locks of the marketplace, taken in one order so that no two transitions of a task interleave.
+
+The task row is locked first (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite serialises writers
+with ``BEGIN IMMEDIATE``, see :mod:`bountyboard.db`). What tasks share is locked after it, always in
+the same order: the holder (bot or user row), the task's claims, the ledger accounts, and last the
+event counter (every ``emit`` comes after every money movement of its transaction).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+
+from bountyboard.accounts.auth import Actor
+from bountyboard.accounts.models import Bot, User
+from bountyboard.errors import not_found
+from bountyboard.market.models import Claim, Task
+
+
+async def lock_task(session: AsyncSession, task_id: str, *, skip_locked: bool = False) -> Task | None:
+    return (await session.execute(
+        select(Task).where(Task.id == task_id).with_for_update(skip_locked=skip_locked)
+        .execution_options(populate_existing=True)
+    )).scalar_one_or_none()
+
+
+async def locked_claim(session: AsyncSession, claim_id: str) -> tuple[Task, Claim]:
+    """The claim and its task, both locked (task first, as everywhere)."""
+    task_id = await session.scalar(select(Claim.task_id).where(Claim.id == claim_id))
+    task = await lock_task(session, task_id) if task_id else None
+    if task is None:
+        raise not_found("claim", claim_id)
+    claim = (await session.execute(
+        select(Claim).where(Claim.id == claim_id).with_for_update().execution_options(populate_existing=True)
+    )).scalar_one()
+    return task, claim
+
+
+async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
+    """The task's claims that hold a slot, oldest first, locked."""
+    return list((await session.execute(
+        select(Claim).where(Claim.task_id == task_id, Claim.holds_slot.is_(True)).order_by(Claim.created_at)
+        .with_for_update().execution_options(populate_existing=True)
+    )).scalars())
+
+
+async def lock_holder(session: AsyncSession, actor: Actor) -> tuple[int, ColumnElement[bool]]:
+    """Lock the claimant's row (its claims on other tasks race on it); returns its limit and its claims."""
+    if actor.bot is not None:
+        bot = (await session.execute(select(Bot).where(Bot.id == actor.bot.id).with_for_update()
+                                     .execution_options(populate_existing=True))).scalar_one()
+        return bot.max_active_claims, Claim.bot_id == bot.id
+    await session.execute(select(User.id).where(User.id == actor.user_id).with_for_update())
+    return 1, (Claim.bot_id.is_(None)) & (Claim.operator_id == actor.user_id)

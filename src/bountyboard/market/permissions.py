@@ -1,0 +1,73 @@
+"""Who may act on a task or a claim, and the locked rows a flow starts from once the caller may.
+
+Someone who may not see a row gets the same 404 as for a row that does not exist; 403 is kept for
+callers who see the row but act with the wrong key or on their own work.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bountyboard.accounts.auth import Actor
+from bountyboard.accounts.models import User
+from bountyboard.accounts.scopes import Role
+from bountyboard.errors import Problem, not_found
+from bountyboard.market.locks import lock_task, locked_claim
+from bountyboard.market.models import Claim, Task
+
+
+def is_admin(user: User) -> bool:
+    return user.role == Role.ADMIN.value
+
+
+def require_task_owner(user: User, task: Task) -> None:
+    if task.publisher_id != user.id and not is_admin(user):
+        raise not_found("task", task.id)
+
+
+def may_review(user: User, task: Task) -> bool:
+    return user.role in (Role.REVIEWER.value, Role.ADMIN.value) or task.publisher_id == user.id
+
+
+def require_holder(actor: Actor, claim: Claim) -> None:
+    """Only the holder acts on a claim: its bot (bot key) or, for a bot-less claim, its operator."""
+    holder = claim.bot_id == actor.bot_id if claim.bot_id else actor.bot is None and claim.operator_id == actor.user_id
+    if holder:
+        return
+    if claim.operator_id == actor.user_id and actor.bot is None:
+        raise Problem(403, "not_claim_holder", f"Claim {claim.id} is held by bot {claim.bot_id}; act with its key.")
+    raise not_found("claim", claim.id)
+
+
+async def owned_task(session: AsyncSession, publisher: User, task_id: str) -> Task:
+    """The publisher's own task (or any, for an admin), locked."""
+    task = await lock_task(session, task_id)
+    if task is None:
+        raise not_found("task", task_id)
+    require_task_owner(publisher, task)
+    return task
+
+
+async def held_claim(session: AsyncSession, actor: Actor, claim_id: str) -> tuple[Task, Claim]:
+    """A claim the caller holds, with its task, both locked."""
+    task, claim = await locked_claim(session, claim_id)
+    require_holder(actor, claim)
+    return task, claim
+
+
+async def operated_claim(session: AsyncSession, actor: Actor, claim_id: str) -> tuple[Task, Claim]:
+    """A claim of the caller's own or of one of its bots (the operator answers for them), both locked."""
+    task, claim = await locked_claim(session, claim_id)
+    if claim.operator_id != actor.user_id:
+        raise not_found("claim", claim_id)
+    return task, claim
+
+
+async def reviewable_claim(session: AsyncSession, reviewer: User, claim_id: str) -> tuple[Task, Claim]:
+    """A claim the caller may review: a reviewer's or admin's, or one on the publisher's task; never one's own."""
+    task, claim = await locked_claim(session, claim_id)
+    if not may_review(reviewer, task):
+        raise not_found("claim", claim.id)
+    if claim.operator_id == reviewer.id:
+        raise Problem(403, "own_claim", "Nobody reviews their own claim.")
+    return task, claim

@@ -1,0 +1,66 @@
+"""The periodic sweep (run by :mod:`bountyboard.worker`): what time decides for claims and tasks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bountyboard.clock import now
+from bountyboard.db import get_database
+from bountyboard.market.locks import lock_task
+from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task
+from bountyboard.market.modules import Module
+from bountyboard.market.payouts import close_arena
+from bountyboard.market.slots import lapse_task
+from bountyboard.market.task_flows import end_task, pending_reviews
+from bountyboard.market.transitions import TASK_TRANSITIONS, TaskMove, task_allows
+
+SWEEP_BATCH = 100
+
+
+async def _expire_task(session: AsyncSession, task: Task, current: datetime) -> bool:
+    """A task past its deadline ends once no decision is pending; an arena with winners is closed."""
+    if not task_allows(task, TaskMove.EXPIRE) or not task.deadline \
+            or task.deadline > current or await pending_reviews(session, task.id):
+        return False
+    has_winners = await session.scalar(select(Claim.id).where(
+        Claim.task_id == task.id, Claim.status == ClaimStatus.ACCEPTED.value).limit(1))
+    if task.module == Module.ARENA.value and has_winners:
+        await close_arena(session, task, current)
+    else:
+        await end_task(session, task, TaskMove.EXPIRE, current)
+    return True
+
+
+async def sweep() -> int:
+    """Expire overdue claims, close lapsed appeal windows and end tasks past their deadline.
+
+    Safe in several processes at once: each task is handled in its own transaction under its row
+    lock, taken with SKIP LOCKED so a task busy elsewhere waits for the next tick.
+    """
+    current = now()
+    sessionmaker = get_database().sessionmaker
+    async with sessionmaker() as session:
+        lapsed = set((await session.execute(select(Claim.task_id).where(
+            Claim.holds_slot.is_(True),
+            or_((Claim.status == ClaimStatus.ACTIVE.value) & (Claim.expires_at <= current),
+                (Claim.review_state == ReviewState.REJECTED.value) & (Claim.appeal_deadline <= current)),
+        ).limit(SWEEP_BATCH))).scalars())
+        ending = set((await session.execute(select(Task.id).where(
+            Task.status.in_([status.value for status in TASK_TRANSITIONS[TaskMove.EXPIRE].sources]),
+            Task.deadline <= current,
+        ).limit(SWEEP_BATCH))).scalars())
+    handled = 0
+    for task_id in sorted(lapsed | ending):
+        async with sessionmaker() as session:
+            task = await lock_task(session, task_id, skip_locked=True)
+            if task is None:
+                continue
+            # Ending the task moves money before any event is written, so it goes first (lock order).
+            if not await _expire_task(session, task, current):
+                await lapse_task(session, task, current)
+            await session.commit()
+            handled += 1
+    return handled

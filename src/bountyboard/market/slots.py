@@ -1,0 +1,109 @@
+"""The slots claims hold on their task, and what time decides for a claim.
+
+A claim holds a slot while it is active, submitted, accepted, or rejected with its appeal window
+open; a task with every slot taken is in progress. Time ends a claim's hold twice: its TTL runs out
+(active -> expired) or its appeal window closes (the rejection stands and the slot frees).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bountyboard.clock import now
+from bountyboard.events.service import emit
+from bountyboard.market.locks import holding_claims
+from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
+from bountyboard.market.transitions import (
+    CLAIM_TRANSITIONS,
+    ClaimMove,
+    TaskMove,
+    check_claim,
+    claim_conflict,
+    move_claim,
+    move_task,
+)
+
+
+def take_slot(task: Task) -> None:
+    task.slots_taken += 1
+    if task.slots_taken >= task.max_claims:
+        move_task(task, TaskMove.FILL)
+
+
+def free_slot(task: Task, claim: Claim) -> None:
+    if not claim.holds_slot:
+        return
+    claim.holds_slot = False
+    task.slots_taken -= 1
+    if task.status == TaskStatus.IN_PROGRESS.value and task.slots_taken < task.max_claims:
+        move_task(task, TaskMove.REOPEN)
+
+
+def visibility(task: Task, claim: Claim) -> dict[str, Any]:
+    """Who sees a claim's events: its bot, its operator and the task's publisher."""
+    return {"bot_id": claim.bot_id, "operator_id": claim.operator_id, "publisher_id": task.publisher_id}
+
+
+async def end_claim(session: AsyncSession, task: Task, claim: Claim, move: ClaimMove, current: datetime) -> None:
+    """active -> released | expired: the slot is freed."""
+    move_claim(claim, move)
+    claim.ended_at = current
+    free_slot(task, claim)
+    await emit(session, f"claim.{claim.status}", {
+        "taskId": task.id, "claimId": claim.id, "botId": claim.bot_id, "operatorId": claim.operator_id,
+        "status": claim.status, "module": task.module,
+    }, **visibility(task, claim))
+
+
+def ttl_over(claim: Claim, current: datetime) -> bool:
+    return claim.status == ClaimStatus.ACTIVE.value and claim.expires_at is not None and claim.expires_at <= current
+
+
+def window_closed(claim: Claim, current: datetime) -> bool:
+    return (claim.status == ClaimStatus.REJECTED.value and claim.review_state == ReviewState.REJECTED.value
+            and claim.appeal_deadline is not None and claim.appeal_deadline <= current)
+
+
+def overdue(claim: Claim, current: datetime) -> bool:
+    """Time has moved this claim on, and its stored state does not say so yet."""
+    return ttl_over(claim, current) or (claim.holds_slot and window_closed(claim, current))
+
+
+async def lapse(session: AsyncSession, task: Task, claim: Claim, current: datetime) -> bool:
+    """Apply what time has decided for one claim: TTL expiry or the end of its appeal window."""
+    if ttl_over(claim, current):
+        await end_claim(session, task, claim, ClaimMove.EXPIRE, current)
+        return True
+    if claim.holds_slot and window_closed(claim, current):
+        free_slot(task, claim)
+        return True
+    return False
+
+
+async def lapse_task(session: AsyncSession, task: Task, current: datetime) -> None:
+    for claim in await holding_claims(session, task.id):
+        await lapse(session, task, claim, current)
+
+
+async def check_claim_now(session: AsyncSession, task: Task, claim: Claim, move: ClaimMove) -> None:
+    """Refuse ``move`` unless the table allows it and time has not ended the claim's hold.
+
+    An overdue claim is expired now (and that is kept) before the caller's move is refused.
+    """
+    check_claim(claim, move)
+    if await lapse(session, task, claim, now()):
+        await session.commit()
+        raise claim_conflict(claim, CLAIM_TRANSITIONS[move].verb,
+                             "claim_expired" if claim.status == ClaimStatus.EXPIRED.value else "appeal_window_closed")
+
+
+async def wind_up(session: AsyncSession, task: Task, current: datetime) -> None:
+    """Before a task ends: active claims expire and open appeal windows close."""
+    for claim in await holding_claims(session, task.id):
+        if claim.status == ClaimStatus.ACTIVE.value:
+            await end_claim(session, task, claim, ClaimMove.EXPIRE, current)
+        elif claim.status == ClaimStatus.REJECTED.value:
+            free_slot(task, claim)

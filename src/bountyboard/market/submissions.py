@@ -1,0 +1,92 @@
+"""Submitting a claim's final artifact: active -> submitted, recorded once.
+
+The rules a submission must meet are checked in :func:`check_submission`; the module rules themselves
+live in :mod:`bountyboard.market.modules`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bountyboard.accounts.auth import Actor
+from bountyboard.clock import now, rfc3339
+from bountyboard.errors import conflict, invalid
+from bountyboard.events.service import emit
+from bountyboard.ids import new_id
+from bountyboard.market.locks import locked_claim
+from bountyboard.market.models import Claim, Submission, Task
+from bountyboard.market.modules import Module, submission_errors
+from bountyboard.market.permissions import held_claim
+from bountyboard.market.schemas import SubmissionBody
+from bountyboard.market.slots import check_claim_now, visibility
+from bountyboard.market.transitions import ClaimMove, move_claim
+
+
+def _fingerprint(body: SubmissionBody) -> str:
+    canonical = json.dumps(body.model_dump(mode="json", exclude_none=True), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+async def _same_submission(session: AsyncSession, claim: Claim, fingerprint: str) -> Submission | None:
+    """The claim's recorded submission when the body is the same; 409 when it differs."""
+    existing = await session.scalar(select(Submission).where(Submission.claim_id == claim.id))
+    if existing is None:
+        return None
+    if existing.fingerprint != fingerprint:
+        raise conflict("already_submitted",
+                       f"Claim {claim.id} already has a submission ({existing.id}) with another body; "
+                       "a submission is recorded once.", currentStatus=claim.status,
+                       reviewState=claim.review_state, submissionId=existing.id)
+    return existing
+
+
+def check_submission(task: Task, body: SubmissionBody) -> None:
+    """422 unless the submission meets the rules of the task's module."""
+    errors = submission_errors(Module(task.module), body.resultType.value, body.content,
+                               [a.type.value for a in body.attachments], task.rubric)
+    if errors:
+        code = "artifact_type_not_allowed" if errors[0]["field"] == "resultType" else "invalid_submission"
+        summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
+        raise invalid(f"The submission breaks the rules of this {task.module} task: {summary}", errors, code=code)
+
+
+async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: SubmissionBody) -> Submission:
+    """active -> submitted. Recorded once: the same body again returns the first submission."""
+    fingerprint = _fingerprint(body)
+    task, claim = await held_claim(session, actor, claim_id)
+    existing = await _same_submission(session, claim, fingerprint)
+    if existing is not None:
+        return existing
+    await check_claim_now(session, task, claim, ClaimMove.SUBMIT)
+    check_submission(task, body)
+    current = now()
+    content = body.content
+    submission = Submission(
+        id=new_id("sub"), claim_id=claim.id, task_id=task.id, result_type=body.resultType.value, content=content,
+        attachments=[a.model_dump(mode="json", exclude_none=True) for a in body.attachments],
+        content_sha256=hashlib.sha256((content or "").encode()).hexdigest(), fingerprint=fingerprint,
+        created_at=current,
+    )
+    session.add(submission)
+    move_claim(claim, ClaimMove.SUBMIT)
+    claim.submitted_at = current
+    await emit(session, "claim.submitted", {
+        "taskId": task.id, "claimId": claim.id, "submissionId": submission.id, "resultType": submission.result_type,
+        "submittedAt": rfc3339(current), "contentSha256": submission.content_sha256, "reviewState": claim.review_state,
+    }, **visibility(task, claim))
+    try:
+        await session.commit()
+    except IntegrityError:
+        # Only reachable if another writer got past the claim lock: answer as a retry would be.
+        await session.rollback()
+        task, claim = await locked_claim(session, claim_id)
+        existing = await _same_submission(session, claim, fingerprint)
+        if existing is None:
+            raise
+        return existing
+    return submission
