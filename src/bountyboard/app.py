@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from bountyboard import __version__
+from bountyboard.accounts.auth import flush_key_uses
 from bountyboard.accounts.router import admin_router, identity_router
 from bountyboard.accounts.router import router as accounts_router
 from bountyboard.benchhub.router import router as benchhub_router
@@ -22,12 +23,16 @@ from bountyboard.db import get_database, pending_migrations
 from bountyboard.errors import install_handlers, problem_response
 from bountyboard.events.router import admin_router as events_admin_router
 from bountyboard.events.router import router as events_router
+from bountyboard.events.testdns import install as install_test_resolver
+from bountyboard.files.router import router as files_router
 from bountyboard.idempotency import IdempotencyMiddleware
 from bountyboard.ledger.router import router as ledger_router
+from bountyboard.mcp_server import http as mcp_endpoint
 from bountyboard.market.router import agent_router, publisher_router, review_router
 from bountyboard.meta.openapi import install as install_openapi
 from bountyboard.meta.router import docs_router
 from bountyboard.meta.router import router as meta_router
+from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers
 from bountyboard.requestlog import RequestIdMiddleware, configure_logging
 from bountyboard.site.router import install as install_site
 from bountyboard.worker import run_background_jobs
@@ -45,16 +50,19 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if get_settings().run_dispatcher:
         background = asyncio.create_task(run_background_jobs(stop))
     try:
-        yield
+        async with mcp_endpoint.running(app):
+            yield
     finally:
         stop.set()
         if background is not None:
             await background
+        await flush_key_uses()
         await database.dispose()
 
 
 def create_app() -> FastAPI:
     configure_logging()  # again here: server processes started by uvicorn's --workers do not inherit it
+    install_test_resolver(get_settings())  # nothing unless a test deployment names a hosts file
     app = FastAPI(
         title=API_TITLE,
         version=API_VERSION,
@@ -70,6 +78,7 @@ def create_app() -> FastAPI:
     app.include_router(agent_router)
     app.include_router(publisher_router)
     app.include_router(review_router)
+    app.include_router(files_router)
     app.include_router(ledger_router)
     app.include_router(events_router)
     app.include_router(events_admin_router)
@@ -95,11 +104,16 @@ def create_app() -> FastAPI:
         if pending:
             return problem_response(None, 503, "migrations_pending",
                                     f"Migrations not applied: {', '.join(sorted(pending))}.", instance="/readyz")
+        if get_settings().redis_url and not await storage_answers():
+            return problem_response(None, 503, "redis_unreachable", "Redis (BOUNTYBOARD_REDIS_URL) does not answer.",
+                                    instance="/readyz")
         return JSONResponse({"status": "ready", "database": get_database().dialect})
 
+    mcp_endpoint.install(app)  # /mcp: the agent loop over the Model Context Protocol
     install_openapi(app)
     # Outermost first: the request id wraps everything, including idempotent replays.
     app.add_middleware(IdempotencyMiddleware)
+    app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware)  # outside anything that reads a body
     app.add_middleware(RequestIdMiddleware)
     install_site(app)  # after the other middleware, so its security headers wrap every answer

@@ -30,11 +30,13 @@ def _detail(limit: int) -> str:
 
 
 def body_limit(method: str, path: str) -> int:
-    """The most bytes a request body may have on this route (settings ``max_body_bytes`` and
-    ``max_run_upload_bytes``)."""
+    """The most bytes a request body may have on this route (settings ``max_body_bytes``,
+    ``max_run_upload_bytes`` and ``upload_max_file_bytes``)."""
     settings = get_settings()
     if method == "POST" and path.rstrip("/") == "/v1/runs":
         return settings.max_run_upload_bytes
+    if method == "PUT" and path.startswith("/v1/uploads/"):  # a file's bytes (bountyboard.files)
+        return settings.upload_max_file_bytes
     return settings.max_body_bytes
 
 

@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     # Test aids for an admin: move the service clock forward, and a deliberately slow operation
     # (POST /v1/admin/clock, POST /v1/admin/test/hold). Never enable in production.
     enable_test_clock: bool = False
+    # With the test clock only: a JSON file of scripted DNS answers (bountyboard.events.testdns).
+    test_hosts_file: Path | None = None
 
     # Files (uploads): where they are stored, and how big and how long-lived they may be.
     # ``s3://bucket/prefix`` for S3-compatible storage (credentials from the usual AWS_* variables);

@@ -6,7 +6,8 @@ from typing import Literal
 
 from ulid import ULID
 
-Prefix = Literal["usr", "bot", "key", "task", "clm", "sub", "apl", "evt", "whk", "dlv", "run", "ses", "txn", "req"]
+Prefix = Literal["usr", "bot", "key", "task", "clm", "sub", "apl", "evt", "whk", "dlv", "run", "ses", "txn", "req",
+                 "upl"]
 
 
 def new_id(prefix: Prefix) -> str:

@@ -16,6 +16,7 @@ from bountyboard import idempotency
 from bountyboard.benchhub import service as benchhub_service
 from bountyboard.config import get_settings
 from bountyboard.events import dispatcher
+from bountyboard.files import service as files_service
 from bountyboard.market import scheduled
 from bountyboard.site import sessions as site_sessions
 
@@ -36,6 +37,7 @@ def periodic_jobs() -> list[PeriodicJob]:
         PeriodicJob("purge-events", 3600.0, dispatcher.purge_events),
         PeriodicJob("market-sweep", get_settings().sweep_interval_seconds, scheduled.sweep),
         PeriodicJob("purge-web-sessions", 3600.0, site_sessions.purge_expired),
+        PeriodicJob("sweep-uploads", get_settings().sweep_interval_seconds, files_service.sweep_uploads),
         PeriodicJob("seed-benchmark-registry", 3600.0, benchhub_service.seed_registry),
     ]
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from bountyboard.accounts.schemas import ApiModel
 from bountyboard.market.modules import ArtifactType, Module
@@ -103,13 +103,25 @@ class ClaimCreated(BaseModel):
     expiresAt: str | None
 
 
+MIME_TYPE_PATTERN = r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*$"
+FILE_NAME_PATTERN = r"^[^/\\\x00-\x1f]+$"
+
+
 class Attachment(ApiModel):
     type: ArtifactType
-    fileKey: str | None = Field(default=None, min_length=1, max_length=500)
-    fileName: str | None = Field(default=None, min_length=1, max_length=255, pattern=r"^[^/\\\x00-\x1f]+$")
-    mimeType: str = Field(max_length=255, pattern=r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*$",
-                          examples=["application/pdf"])
-    sizeBytes: int = Field(ge=0, le=10 * 1024**3)
+    fileKey: str | None = Field(default=None, min_length=1, max_length=500,
+                                description="A completed upload of this claim (POST .../uploads); its size and "
+                                            "type are taken from the stored file.")
+    fileName: str | None = Field(default=None, min_length=1, max_length=255, pattern=FILE_NAME_PATTERN)
+    mimeType: str | None = Field(default=None, max_length=255, pattern=MIME_TYPE_PATTERN,
+                                 examples=["application/pdf"], description="Required without a fileKey.")
+    sizeBytes: int | None = Field(default=None, ge=0, le=10 * 1024**3, description="Required without a fileKey.")
+
+    @model_validator(mode="after")
+    def _described(self) -> Attachment:
+        if self.fileKey is None and (self.mimeType is None or self.sizeBytes is None):
+            raise ValueError("an attachment without a fileKey needs mimeType and sizeBytes")
+        return self
 
 
 class SubmissionBody(ApiModel):

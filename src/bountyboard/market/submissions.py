@@ -17,6 +17,7 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
 from bountyboard.errors import conflict, invalid
 from bountyboard.events.service import emit
+from bountyboard.files.service import attachments_of
 from bountyboard.ids import new_id
 from bountyboard.market.locks import locked_claim
 from bountyboard.market.models import Claim, Submission, Task
@@ -68,7 +69,7 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
     content = body.content
     submission = Submission(
         id=new_id("sub"), claim_id=claim.id, task_id=task.id, result_type=body.resultType.value, content=content,
-        attachments=[a.model_dump(mode="json", exclude_none=True) for a in body.attachments],
+        attachments=await attachments_of(session, claim, body.attachments),
         content_sha256=hashlib.sha256((content or "").encode()).hexdigest(), fingerprint=fingerprint,
         created_at=current,
     )

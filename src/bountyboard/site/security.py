@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bountyboard.files.downloads import FILE_PATH_PREFIX, FILE_POLICY
+
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
@@ -31,6 +33,14 @@ _COMMON = [
 ]
 
 
+def _policy(path: str) -> str:
+    if path in _DOCS_PATHS:
+        return _DOCS_POLICY
+    if path.startswith(FILE_PATH_PREFIX):  # uploaded files: sandboxed, so nothing in them runs here
+        return FILE_POLICY
+    return CONTENT_SECURITY_POLICY
+
+
 class SecurityHeadersMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -39,7 +49,7 @@ class SecurityHeadersMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        policy = (_DOCS_POLICY if scope["path"] in _DOCS_PATHS else CONTENT_SECURITY_POLICY).encode()
+        policy = _policy(scope["path"]).encode()
         added = [*_COMMON, (b"content-security-policy", policy)]
         names = {name for name, _ in added}
 

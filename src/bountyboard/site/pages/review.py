@@ -10,6 +10,7 @@ from starlette.datastructures import FormData
 
 from bountyboard.accounts.scopes import Role
 from bountyboard.errors import Problem
+from bountyboard.files.downloads import page_links
 from bountyboard.market import service as market
 from bountyboard.market.models import Claim, Task
 from bountyboard.market.modules import Module
@@ -52,6 +53,7 @@ async def _queue(request: Request, visitor: Visitor, session: Session, *, module
     deliverables = await _deliverables(session, [item.taskId for item in queue.data])
     return render(request, visitor, "review.html", section="review", status_code=status_code, queue=queue,
                   module=module, modules=MODULES, deliverables=deliverables, error=error, notice=notice,
+                  file_links=page_links(queue.data),
                   history_url="/review/" if request.method == "POST" else None)
 
 
@@ -110,6 +112,7 @@ async def _appeals(request: Request, visitor: Visitor, session: Session, *, stat
     )).scalars().all() if appeals.data else []
     claims = {detail.id: detail for detail in await market.claim_details(session, claim_rows)}
     return render(request, visitor, "appeals.html", section="appeals", status_code=status_code, appeals=appeals,
+                  file_links=page_links(claims.values()),
                   claims=claims, status=status, error=error, notice=notice,
                   history_url="/appeals/" if request.method == "POST" else None)
 
