@@ -43,7 +43,8 @@ class Reply:
 
 
 class Receiver:
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, bind: str = "127.0.0.1") -> None:
+        self.bind = bind
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/hook"
         self.received: list[Received] = []
@@ -83,7 +84,7 @@ class Receiver:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server = ThreadingHTTPServer((self.bind, self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

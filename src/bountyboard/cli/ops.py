@@ -17,6 +17,7 @@ from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.config import get_settings
 from bountyboard.db import get_database, set_database, upgrade_database
 from bountyboard.errors import Problem
+from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.requestlog import configure_logging
 
 console = Console()
@@ -85,8 +86,12 @@ def serve(
         raise typer.Exit(2)
     console.print(f"bountyboard listening on http://{host}:{port} (database: "
                   f"{'SQLite' if settings.is_sqlite else 'PostgreSQL'})")
+    # X-Forwarded-For / -Proto only from the proxies named in BOUNTYBOARD_TRUSTED_PROXIES (uvicorn would
+    # otherwise believe them from 127.0.0.1, and per-address limits would yield to a forged header).
+    trusted = settings.trusted_proxies.strip()
     uvicorn.run("bountyboard.app:create_app", factory=True, host=host, port=port, workers=workers,
-                log_level=settings.log_level.lower(), access_log=False, timeout_graceful_shutdown=20)
+                log_level=settings.log_level.lower(), access_log=False, timeout_graceful_shutdown=20,
+                proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None)
 
 
 def worker() -> None:
@@ -97,6 +102,7 @@ def worker() -> None:
 
     configure_logging()
     upgrade_database()
+    install_test_resolver(get_settings())  # nothing unless a test deployment names a hosts file
 
     async def main() -> None:
         stop = asyncio.Event()

@@ -39,9 +39,10 @@ from bountyboard.clock import now, rfc3339
 from bountyboard.config import Settings, get_settings
 from bountyboard.db import Database, get_database
 from bountyboard.events import signing
-from bountyboard.events.destinations import DestinationRefused, check_resolved
+from bountyboard.events.destinations import DestinationRefused, PrivateDestination, vet
 from bountyboard.events.models import Event, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import doorbell, emit, purge_expired_events
+from bountyboard.events.transport import pinned, webhook_client
 from bountyboard.events.webhooks import signing_secrets
 from bountyboard.ids import new_id
 
@@ -112,6 +113,7 @@ class _Outcome:
     excerpt: str | None = None
     error: str | None = None
     retry_after: float | None = None
+    refused: bool = False  # the destination is not public: never retried
     recorded: bool = False  # a success already marked done
 
     @property
@@ -136,11 +138,9 @@ class Dispatcher:
                 if not jobs:
                     break
                 if client is None:
-                    client = httpx.AsyncClient(
-                        verify=_tls_context(), follow_redirects=False, timeout=self.settings.webhook_timeout_seconds,
-                        headers={"user-agent": f"bountyboard-webhooks/{__version__}"},
-                        limits=httpx.Limits(max_connections=self.settings.webhook_concurrency * 2),
-                    )
+                    client = webhook_client(_tls_context(), self.settings.webhook_timeout_seconds,
+                                            self.settings.webhook_concurrency * 2,
+                                            {"user-agent": f"bountyboard-webhooks/{__version__}"})
                 outcomes = await self._send_all(client, jobs)
                 await self._record([outcome for outcome in outcomes if not outcome.recorded])
                 made += sum(1 for outcome in outcomes if outcome.sent)
@@ -219,20 +219,14 @@ class Dispatcher:
         outcome = _Outcome(job)
         started = time.perf_counter()
         try:
-            await check_resolved(job.url, allow_private=self.settings.webhook_allow_private)
-            headers = signing.headers(job.event_id, job.body, job.secrets)
-            async with asyncio.timeout(self.settings.webhook_timeout_seconds), \
-                    client.stream("POST", job.url, content=job.body.encode(), headers=headers) as response:
-                outcome.status_code = response.status_code
-                outcome.retry_after = parse_retry_after(response.headers.get("retry-after"))
-                received = b""
-                async for chunk in response.aiter_bytes():
-                    received += chunk
-                    if len(received) >= _READ_LIMIT_BYTES:
-                        break
-                outcome.excerpt = received.decode("utf-8", "replace")[:EXCERPT_CHARS] or None
+            async with asyncio.timeout(self.settings.webhook_timeout_seconds):
+                destination = await vet(job.url, allow_private=self.settings.webhook_allow_private)
+                headers = signing.headers(job.event_id, job.body, job.secrets)
+                with pinned(destination):
+                    async with client.stream("POST", job.url, content=job.body.encode(), headers=headers) as answer:
+                        await _read_answer(answer, outcome)
         except DestinationRefused as exc:
-            outcome.error = str(exc)
+            outcome.error, outcome.refused = str(exc), isinstance(exc, PrivateDestination)
         except TimeoutError:
             outcome.error = f"No answer within {self.settings.webhook_timeout_seconds:g} s."
         except httpx.HTTPError as exc:
@@ -272,7 +266,8 @@ class Dispatcher:
                 exhausted = False
                 if not outcome.succeeded:
                     values: dict[str, Any] = {**release, "attempts": outcome.job.attempt}
-                    delay = retry_delay(outcome.job.attempt, self.settings.webhook_time_scale)
+                    delay = None if outcome.refused else retry_delay(outcome.job.attempt,
+                                                                     self.settings.webhook_time_scale)
                     if delay is None:
                         exhausted = True
                         values["status"] = "failed"
@@ -310,10 +305,23 @@ class Dispatcher:
             endpoint.last_success_at = current
         elif outcome.status_code == 410:
             await _disable(session, endpoint, "The endpoint answered 410 Gone.", current)
+        elif outcome.refused:
+            await _disable(session, endpoint, (outcome.error or "The destination is refused.")[:200], current)
         elif exhausted and (endpoint.last_success_at is None
                             or endpoint.last_success_at < outcome.job.message_created_at):
             await _disable(session, endpoint, f"Every attempt failed for {MAX_ATTEMPTS} attempts over the whole "
                                               "retry schedule, with no successful delivery meanwhile.", current)
+
+
+async def _read_answer(response: httpx.Response, outcome: _Outcome) -> None:
+    outcome.status_code = response.status_code
+    outcome.retry_after = parse_retry_after(response.headers.get("retry-after"))
+    received = b""
+    async for chunk in response.aiter_bytes():
+        received += chunk
+        if len(received) >= _READ_LIMIT_BYTES:
+            break
+    outcome.excerpt = received.decode("utf-8", "replace")[:EXCERPT_CHARS] or None
 
 
 class _SuccessRecorder:

@@ -14,7 +14,7 @@ from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.errors import conflict, invalid, not_found
 from bountyboard.events import signing
-from bountyboard.events.destinations import DestinationRefused, check_url
+from bountyboard.events.destinations import DestinationRefused, check_new_destination
 from bountyboard.events.models import Event, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import OPERATOR_KINDS, PUBLIC_KINDS, Owner, emit, owned_endpoints, queue_message
 from bountyboard.ids import new_id
@@ -41,9 +41,9 @@ def _checked_events(events: list[str], bot_id: str | None) -> list[str]:
     return list(dict.fromkeys(events))
 
 
-def _checked_url(url: str) -> str:
+async def _checked_url(url: str) -> str:
     try:
-        check_url(url, allow_private=get_settings().webhook_allow_private)
+        await check_new_destination(url, allow_private=get_settings().webhook_allow_private)
     except DestinationRefused as exc:
         raise invalid(str(exc), errors=[{"field": "url", "message": str(exc)}], code="invalid_webhook_url") from exc
     return url
@@ -68,7 +68,7 @@ async def create_endpoint(session: AsyncSession, owner: Owner, url: str, events:
                           description: str = "") -> WebhookEndpoint:
     """A new subscription; its ``secret`` is readable on the returned object (show it once)."""
     kinds = _checked_events(events, owner.bot_id)
-    _checked_url(url)
+    await _checked_url(url)
     count = await session.scalar(select(func.count()).select_from(WebhookEndpoint).where(owned_endpoints(owner)))
     if (count or 0) >= MAX_ENDPOINTS_PER_OWNER:
         raise conflict("webhook_limit_reached",
@@ -90,7 +90,7 @@ async def update_endpoint(session: AsyncSession, owner: Owner, endpoint_id: str,
     if events is not None:
         endpoint.events = _checked_events(events, endpoint.bot_id)
     if url is not None:
-        endpoint.url = _checked_url(url)
+        endpoint.url = await _checked_url(url)
     if description is not None:
         endpoint.description = description
     if enabled is True and not endpoint.enabled:
