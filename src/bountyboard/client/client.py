@@ -103,8 +103,8 @@ class Client:
     # Tasks and claims ----------------------------------------------------------------------------
 
     def list_tasks(self, *, module: str | None = None, status: str | None = None, page: int | None = None,
-                   page_size: int | None = None) -> t.TaskPage:
-        return self._run(self._ops.list_tasks(module, status, page, page_size))
+                   page_size: int | None = None, after: str | None = None) -> t.TaskPage:
+        return self._run(self._ops.list_tasks(module, status, page, page_size, after))
 
     def iter_tasks(self, *, module: str | None = None, status: str | None = None) -> Iterator[t.Task]:
         return self._stream(self._ops.iter_tasks(module, status))

@@ -112,16 +112,16 @@ class Operations:
 
     # Tasks and claims ----------------------------------------------------------------------------
 
-    def list_tasks(self, module: str | None, status: str | None, page: int | None,
-                   page_size: int | None) -> Op[t.TaskPage]:
+    def list_tasks(self, module: str | None, status: str | None, page: int | None, page_size: int | None,
+                   after: str | None) -> Op[t.TaskPage]:
         yield from self._need(Scope.TASKS_READ, "listing tasks")
-        params = {"module": module, "status": status, "page": page, "pageSize": page_size}
+        params = {"module": module, "status": status, "page": page, "pageSize": page_size, "after": after}
         return cast(t.TaskPage, (yield Call("GET", "/v1/agent/tasks", params)))
 
     def iter_tasks(self, module: str | None, status: str | None) -> Stream[t.Task]:
         page = 1
         while True:
-            result = yield from self.list_tasks(module, status, page, None)
+            result = yield from self.list_tasks(module, status, page, None, None)
             for task in result["data"]:
                 yield Item(task)
             if not result["hasMore"]:

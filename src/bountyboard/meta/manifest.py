@@ -20,8 +20,12 @@ from bountyboard.events.service import OPERATOR_KINDS
 from bountyboard.idempotency import RETENTION
 from bountyboard.market.modules import ALLOWED_ARTIFACT_TYPES, MAX_CONTENT_CHARS, ArtifactType, Module, is_claimable
 from bountyboard.market.schemas import SubmissionBody
+from bountyboard.mcp_server.http import MCP_PATH
+from bountyboard.mcp_server.server import MANIFEST_URI, PROMPT_NAME, SKILL_URI
+from bountyboard.mcp_server.tools import TOOLS
 from bountyboard.meta import schemas
 from bountyboard.meta.openapi import AGENT_API_VERSION, HTTP_METHODS, agent_document, benchhub_document
+from bountyboard.meta.rules import submission_rules
 from bountyboard.meta.webhooks import PUBLIC_EVENTS
 from bountyboard.pagination import PAGE_SIZE_MAX
 
@@ -105,7 +109,7 @@ def modules() -> list[schemas.ModuleInfo]:
     return [
         schemas.ModuleInfo(name=module.value, purpose=MODULE_PURPOSES[module],
                            allowedArtifactTypes=[kind.value for kind in ALLOWED_ARTIFACT_TYPES[module]],
-                           claimable=is_claimable(module))
+                           claimable=is_claimable(module), submissionRules=submission_rules(module))
         for module in Module
     ]
 
@@ -132,6 +136,18 @@ def workflow(app: FastAPI) -> list[schemas.WorkflowStep]:
                              scopes=scopes.get((step.method, step.path), []), description=step.description)
         for step in WORKFLOW
     ]
+
+
+def mcp_info(app: FastAPI) -> schemas.McpInfo:
+    """The MCP tools, from the same table both MCP transports serve; scopes from the REST operations."""
+    scopes = {(op.method, op.path): op.scopes for op in operations(app)}
+    return schemas.McpInfo(
+        endpoint=get_settings().effective_base_url + MCP_PATH, command=["bountyboard", "mcp"],
+        tools=[schemas.McpTool(name=tool.name, description=tool.description, method=tool.method, path=tool.path,
+                               scopes=scopes.get((tool.method, tool.path), []), readOnly=tool.read_only)
+               for tool in TOOLS],
+        resources=[SKILL_URI, MANIFEST_URI], prompts=[PROMPT_NAME],
+    )
 
 
 def build_manifest(app: FastAPI) -> schemas.AgentManifest:
@@ -161,4 +177,5 @@ def build_manifest(app: FastAPI) -> schemas.AgentManifest:
         ),
         limits=limits(),
         operations=operations(app),
+        mcp=mcp_info(app),
     )

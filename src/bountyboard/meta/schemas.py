@@ -52,6 +52,8 @@ class ModuleInfo(BaseModel):
     purpose: str
     allowedArtifactTypes: list[str]
     claimable: bool
+    submissionRules: list[str] = Field(description="What a submission in this module must satisfy, beyond the "
+                                                   "rules every module shares.")
 
 
 class WorkflowStep(BaseModel):
@@ -95,6 +97,24 @@ class Operation(BaseModel):
     scopes: list[str]
 
 
+class McpTool(BaseModel):
+    name: str
+    description: str
+    method: str = Field(description="The REST operation the tool calls.")
+    path: str
+    scopes: list[str]
+    readOnly: bool
+
+
+class McpInfo(BaseModel):
+    endpoint: str = Field(description="Streamable-HTTP endpoint; send Authorization: Bearer svc-...")
+    command: list[str] = Field(description="The stdio server, acting with BOUNTYBOARD_API_KEY against "
+                                           "BOUNTYBOARD_BASE_URL.")
+    tools: list[McpTool]
+    resources: list[str]
+    prompts: list[str]
+
+
 class AgentManifest(BaseModel):
     schemaVersion: Literal["1"] = "1"
     name: str
@@ -110,3 +130,4 @@ class AgentManifest(BaseModel):
     events: EventsInfo
     limits: Limits
     operations: list[Operation] = Field(description="Every operation the service answers, from both documents.")
+    mcp: McpInfo = Field(description="The same loop as Model Context Protocol tools.")

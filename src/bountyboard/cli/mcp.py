@@ -1,0 +1,18 @@
+"""``bountyboard mcp``: the agent loop as MCP tools over stdio, for clients that start a local process."""
+
+from __future__ import annotations
+
+import typer
+
+from bountyboard.cli.session import EXIT_NO_KEY, api_key, base_url, err_console
+
+
+def mcp() -> None:
+    """Serve the MCP tools over stdio, acting with BOUNTYBOARD_API_KEY against BOUNTYBOARD_BASE_URL."""
+    from bountyboard.mcp_server.stdio import serve_stdio
+
+    key = api_key()
+    if not key:
+        err_console.print("[red]error:[/red] no API key: set BOUNTYBOARD_API_KEY (or run bountyboard login).")
+        raise typer.Exit(EXIT_NO_KEY)
+    serve_stdio(base_url(), key)

@@ -1,0 +1,174 @@
+"""The MCP tools: one table that both transports serve and the manifest and skill.md publish.
+
+Each tool is a thin call of one REST operation through the SDK (:class:`~bountyboard.client.AsyncClient`),
+so scopes, idempotency, validation and errors are those of the REST API. A tool answers the REST
+JSON as structured content, described by the REST operation's own response model; a refusal is a
+tool result marked as an error whose text is the problem JSON (``code``, ``detail``,
+``requiredScopes`` ...).
+
+To add a tool: write its function here and add a :class:`ToolSpec` to :data:`TOOLS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Annotated, Any, Protocol, cast
+
+import httpx
+from fastapi.routing import APIRoute
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field
+
+from bountyboard.client import ApiError, AsyncClient
+from bountyboard.client.operations import fingerprint, submission_body
+from bountyboard.market.modules import ArtifactType, Module
+from bountyboard.market.schemas import Attachment
+
+# Opens a client of the REST API acting for the caller of one request (None: an anonymous caller).
+Connect = Callable[[Context | None], AbstractAsyncContextManager[AsyncClient]]
+
+
+class ConnectingServer(Protocol):
+    connect: Connect
+
+
+TaskId = Annotated[str, Field(description="A task id (task_...)")]
+ClaimId = Annotated[str, Field(description="A claim id (clm_...), as claim_task answered it")]
+
+
+def _text(value: Any) -> list[TextContent]:
+    return [TextContent(type="text", text=json.dumps(value))]
+
+
+async def _call(ctx: Context, work: Callable[[AsyncClient], Awaitable[Any]]) -> CallToolResult:
+    connect = cast(ConnectingServer, ctx.mcp_server).connect
+    try:
+        async with connect(ctx) as client:
+            answer = await work(client)
+    except ApiError as error:
+        # The text is the problem JSON alone (a raised ToolError would get a prefix).
+        return CallToolResult(content=_text(error.problem), is_error=True)
+    except httpx.TransportError as error:
+        problem = {"status": 503, "code": "service_unreachable",
+                   "detail": f"The service did not answer ({type(error).__name__}); repeat the same call later."}
+        return CallToolResult(content=_text(problem), is_error=True)
+    return CallToolResult(content=_text(answer), structured_content=answer)
+
+
+def submission_idempotency_key(claim_id: str, body: dict[str, Any]) -> str:
+    """The Idempotency-Key of a submit_result call: a digest of the claim id and the body, so the same
+    call repeated (after a lost answer, by a restarted client) replays the first receipt."""
+    return "mcp-submit-" + hashlib.sha256(f"{claim_id}:{fingerprint(body)}".encode()).hexdigest()[:40]
+
+
+async def list_tasks(
+    ctx: Context,
+    module: Annotated[Module | None, Field(description="Only tasks of this module")] = None,
+    status: Annotated[str | None, Field(description="Task status; published when omitted")] = None,
+    page: Annotated[int | None, Field(ge=1, description="1-based page number (when not using after)")] = None,
+    after: Annotated[str | None, Field(description="nextCursor of the previous answer, when the list offers one")]
+    = None,
+) -> CallToolResult:
+    return await _call(ctx, lambda client: client.list_tasks(module=module, status=status, page=page, after=after))
+
+
+async def get_task(ctx: Context, task_id: TaskId) -> CallToolResult:
+    return await _call(ctx, lambda client: client.get_task(task_id))
+
+
+async def claim_task(ctx: Context, task_id: TaskId) -> CallToolResult:
+    return await _call(ctx, lambda client: client.claim(task_id))
+
+
+async def get_claim_status(ctx: Context, claim_id: ClaimId) -> CallToolResult:
+    return await _call(ctx, lambda client: client.claim_status(claim_id))
+
+
+async def submit_result(
+    ctx: Context,
+    claim_id: ClaimId,
+    result_type: Annotated[ArtifactType, Field(description="One of the task's allowedArtifactTypes")],
+    content: Annotated[str | None, Field(description="The result, or a durable absolute URL for URL types")] = None,
+    attachments: Annotated[list[Attachment] | None, Field(description="Uploaded files of the claim")] = None,
+) -> CallToolResult:
+    files = [cast(Any, item.model_dump(exclude_none=True)) for item in attachments or []]
+    key = submission_idempotency_key(claim_id, submission_body(result_type.value, content, files))
+    return await _call(ctx, lambda client: client.submit(claim_id, result_type.value, content, files,
+                                                         idempotency_key=key))
+
+
+async def heartbeat_claim(ctx: Context, claim_id: ClaimId) -> CallToolResult:
+    return await _call(ctx, lambda client: client.heartbeat(claim_id))
+
+
+async def release_claim(ctx: Context, claim_id: ClaimId) -> CallToolResult:
+    return await _call(ctx, lambda client: client.release(claim_id))
+
+
+async def appeal_claim(
+    ctx: Context,
+    claim_id: ClaimId,
+    reason: Annotated[str, Field(min_length=1, max_length=5000, description="Why the review is wrong")],
+    evidence_urls: Annotated[list[str] | None, Field(description="Supporting URLs")] = None,
+) -> CallToolResult:
+    return await _call(ctx, lambda client: client.appeal(claim_id, reason, evidence_urls))
+
+
+async def list_events(
+    ctx: Context,
+    after: Annotated[str | None, Field(description="nextCursor of the previous answer; omit to start at the "
+                                                   "beginning")] = None,
+    types: Annotated[list[str] | None, Field(description="Event types, e.g. claim.reviewed")] = None,
+) -> CallToolResult:
+    return await _call(ctx, lambda client: client.events(after=after, types=types))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    function: Callable[..., Awaitable[CallToolResult]]
+    method: str
+    path: str
+    description: str
+    read_only: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(list_tasks, "GET", "/v1/agent/tasks",
+             "List tasks (published ones unless status says otherwise); pick one whose nextAction is claim and "
+             "whose allowedArtifactTypes you can produce.", read_only=True),
+    ToolSpec(get_task, "GET", "/v1/agent/tasks/{id}", "Read one task.", read_only=True),
+    ToolSpec(claim_task, "POST", "/v1/agent/tasks/{id}/claim",
+             "Claim one task, only when ready to work on it; keep the claimId it answers."),
+    ToolSpec(get_claim_status, "GET", "/v1/agent/claims/{id}/status",
+             "A claim's status, review state, expiry and nextAction.", read_only=True),
+    ToolSpec(submit_result, "POST", "/v1/agent/claims/{id}/submit",
+             "Submit the claim's result once. Safe to repeat: the same arguments give the first receipt."),
+    ToolSpec(heartbeat_claim, "POST", "/v1/agent/claims/{id}/heartbeat",
+             "Extend an active claim's time to live while still working on it."),
+    ToolSpec(release_claim, "POST", "/v1/agent/claims/{id}/release", "Give an active claim back unfinished."),
+    ToolSpec(appeal_claim, "POST", "/v1/agent/claims/{id}/appeal",
+             "Appeal a rejected submission within the appeal window."),
+    ToolSpec(list_events, "GET", "/v1/agent/events",
+             "Events of your claims after a cursor (claim.reviewed, appeal.resolved, ...); keep nextCursor.",
+             read_only=True),
+)
+
+
+def rest_route(method: str, path: str) -> APIRoute:
+    """The REST route a tool calls (its response model is the tool's output schema)."""
+    from bountyboard.events.router import router as events_router
+    from bountyboard.market.router import agent_router
+
+    for route in (*agent_router.routes, *events_router.routes):
+        if isinstance(route, APIRoute) and route.path == path and method in (route.methods or ()):
+            return route
+    raise LookupError(f"no REST operation {method} {path}")

@@ -1,0 +1,43 @@
+"""MCP clients of the SDK itself, over either transport, against a live server."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
+
+
+def http_client(base_url: str, key: str | None) -> Client:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    transport = streamable_http_client(f"{base_url}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+    return Client(transport)
+
+
+def stdio_client(base_url: str, key: str) -> Client:
+    """``bountyboard mcp`` as a child process, as an MCP client configuration starts it."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("BOUNTYBOARD_")}
+    env.update(BOUNTYBOARD_BASE_URL=base_url, BOUNTYBOARD_API_KEY=key, BOUNTYBOARD_LOG_LEVEL="WARNING")
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "bountyboard", "mcp"], env=env),
+                  read_timeout_seconds=120)
+
+
+def answer(result: CallToolResult) -> dict[str, Any]:
+    """The structured content of a successful call (the REST JSON)."""
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+def problem(result: CallToolResult) -> dict[str, Any]:
+    """The problem JSON of a refused call."""
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return dict(json.loads(block.text))
