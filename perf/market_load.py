@@ -1,21 +1,37 @@
-"""Marketplace load: list-tasks and the claim-submit cycle against the same server's bare ``GET /healthz``.
+"""Marketplace load as ratios against the floor (perf/floor.py) started by this script in the same run.
 
-Starts its own ``bountyboard serve`` (one process, fresh database) on SQLite and/or PostgreSQL,
-seeds published tasks, then drives it from an asyncio httpx client with ``--concurrency`` requests
-in flight. Each scenario is bounded by ``--requests`` and ``--max-seconds``.
+Per backend (SQLite and/or PostgreSQL) one ``bountyboard serve`` (one process, fresh database) is
+seeded with ``--tasks`` published tasks and arenas, then, right after measuring the floor again:
 
-    .venv/bin/python -m perf.market_load [--backend sqlite|postgresql|both] [--requests 1000]
-        [--concurrency 16] [--max-seconds 60]
+- ``GET /healthz`` and ``GET /v1/agent/tasks?status=published`` under wrk (``--connections``
+  connections, ``--seconds`` each), against wrk on the floor's ``GET /healthz``;
+- the claim + submit cycle: ``--connections`` bots, each claiming a slot of an arena and submitting
+  to it, driven by an asyncio httpx client; against the same client posting the same submission body
+  to the floor's ``POST /echo`` (one cycle is two requests; the ratio is cycles/s over echoes/s);
+- the task list under wrk (``--list-connections``) while the claim + submit cycle runs: its p99;
+- a conditional ``GET /v1/agent/tasks`` (``If-None-Match`` with the list's ETag) under wrk.
+
+wrk comes from Debian (``make perf`` installs it). ``--profile DIR`` records py-spy flame graphs of
+the server during the list and the cycle.
+
+    .venv/bin/python -m perf.market_load [--backend sqlite|postgresql|both] [--seconds 10]
+        [--connections 16] [--tasks 260] [--profile DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,28 +39,38 @@ import httpx
 from tests.support.api import ALL_SCOPES
 from tests.support.server import ADMIN_EMAIL, LiveServer, database_url, postgres_available
 
-LISTED_TASKS = 200
+from perf.floor import Floor
+
 ARENA_SLOTS = 1000
+SUBMISSION = {"resultType": "text", "content": "result of the cycle"}
 
 
 @dataclass
-class Result:
+class Figure:
     name: str
-    requests: int
-    seconds: float
-    latencies: list[float]
+    rate: float
+    p99_ms: float
+    against: str = "GET /healthz"  # the floor's figure this one is a ratio of
 
-    @property
-    def rate(self) -> float:
-        return self.requests / self.seconds
 
-    def percentile(self, q: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+def _wrk_p99(output: str) -> float:
+    match = re.search(r"^\s*99%\s+([\d.]+)(us|ms|s)\s*$", output, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"no latency distribution in wrk's output:\n{output}")
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
+    return float(match.group(1)) * scale
 
-    def row(self, backend: str) -> str:
-        return (f"| {backend} | {self.name} | {self.requests} | {self.rate:.0f} | {self.percentile(0.5):.1f} | "
-                f"{self.percentile(0.99):.1f} |")
+
+def wrk(name: str, url: str, seconds: float, connections: int, headers: dict[str, str] | None = None) -> Figure:
+    """wrk's requests/s and p99 for one URL; non-2xx/3xx answers make the run fail."""
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{seconds:.0f}s", "--latency", url]
+    for name_, value in (headers or {}).items():
+        command += ["-H", f"{name_}: {value}"]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    if "Non-2xx or 3xx responses" in output:
+        raise RuntimeError(f"{name}: error answers under load:\n{output}")
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
+    return Figure(name, rate, _wrk_p99(output))
 
 
 def _ok(response: httpx.Response) -> dict[str, object]:
@@ -54,39 +80,38 @@ def _ok(response: httpx.Response) -> dict[str, object]:
     return body
 
 
-async def _timed(latencies: list[float], request: Awaitable[httpx.Response]) -> dict[str, object]:
-    started = time.perf_counter()
-    response = await request
-    latencies.append(time.perf_counter() - started)
-    return _ok(response)
-
-
-async def _drive(name: str, total: int, concurrency: int, max_seconds: float,
-                 step: Callable[[int, list[float]], Awaitable[None]]) -> Result:
-    """Run ``step(i, latencies)`` for i < total with ``concurrency`` workers, each step timing its requests."""
+async def _drive(name: str, concurrency: int, seconds: float, step: Callable[[int, int], Awaitable[bool]],
+                 per_step: int = 1) -> Figure:
+    """``step(worker, n)`` in a loop on each of ``concurrency`` workers for ``seconds`` (or until it returns
+    False); steps per second, against the floor's ``POST /echo``."""
     latencies: list[float] = []
-    stop_at = time.perf_counter() + max_seconds
+    stop_at = time.perf_counter() + seconds
 
-    async def worker(first: int) -> None:
-        # Worker w takes steps w, w + concurrency, ...: a step's index tells which worker runs it.
-        for index in range(first, total, concurrency):
-            if time.perf_counter() > stop_at:
+    async def worker(index: int) -> None:
+        n = 0
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            if not await step(index, n):
                 return
-            await step(index, latencies)
+            latencies.append(time.perf_counter() - started)
+            n += 1
 
     started = time.perf_counter()
-    await asyncio.gather(*(worker(first) for first in range(concurrency)))
-    return Result(name, len(latencies), time.perf_counter() - started, latencies)
+    await asyncio.gather(*(worker(index) for index in range(concurrency)))
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000 / per_step
+    return Figure(name, len(latencies) / (time.perf_counter() - started), p99, "POST /echo")
 
 
-async def _seed(http: httpx.AsyncClient, admin_key: str, workers: int, cycles: int) -> tuple[list[str], list[str]]:
+async def _seed(http: httpx.AsyncClient, admin_key: str, workers: int, tasks: int,
+                arenas: int) -> tuple[list[str], list[str]]:
     """A funded publisher with listed tasks and arenas; one bot key per worker. Returns (bot keys, arena ids)."""
     admin = {"Authorization": f"Bearer {admin_key}"}
     email = f"perf-{uuid.uuid4().hex[:8]}@example.com"
     publisher = _ok(await http.post("/v1/admin/users", json={"email": email, "role": "publisher"}, headers=admin))
     key = _ok(await http.post(f"/v1/admin/users/{publisher['id']}/api-keys", headers=admin,
                               json={"kind": "user", "scopes": ["tasks:publish", "profile:read"]}))["key"]
-    _ok(await http.post("/v1/admin/credit", json={"email": email, "amount": 1_000_000}, headers=admin))
+    _ok(await http.post("/v1/admin/credit", json={"email": email, "amount": 10_000_000}, headers=admin))
     as_publisher = {"Authorization": f"Bearer {key}"}
 
     async def publish(body: dict[str, object]) -> str:
@@ -94,78 +119,138 @@ async def _seed(http: httpx.AsyncClient, admin_key: str, workers: int, cycles: i
         _ok(await http.post(f"/v1/tasks/{task['id']}/publish", headers=as_publisher))
         return str(task["id"])
 
-    for index in range(LISTED_TASKS):
-        await publish({"module": "fun", "title": f"listed task {index}", "description": "x" * 200,
-                       "bountyAmount": 1})
-    # Each worker's bot does one cycle per arena (a bot holds one slot of a task), so one arena per
-    # cycle of the busiest worker.
-    arenas = [await publish({"module": "arena", "title": f"arena {index}", "bountyAmount": 10,
-                             "maxClaims": ARENA_SLOTS}) for index in range(-(-cycles // workers))]
+    for index in range(tasks):
+        await publish({"module": "fun", "title": f"listed task {index}", "description": "x" * 200, "bountyAmount": 1})
+    arena_ids = [await publish({"module": "arena", "title": f"arena {index}", "bountyAmount": 10,
+                                "maxClaims": ARENA_SLOTS}) for index in range(arenas)]
     operator = _ok(await http.post("/v1/admin/users", headers=admin,
                                    json={"email": f"op-{uuid.uuid4().hex[:8]}@example.com", "role": "operator"}))
     operator_key = _ok(await http.post(f"/v1/admin/users/{operator['id']}/api-keys", headers=admin,
                                        json={"kind": "user", "scopes": ["agent:manage", "tasks:read", "tasks:claim",
-                                                                        "claims:submit"]}))["key"]
+                                                                        "claims:submit", "claims:read"]}))["key"]
     as_operator = {"Authorization": f"Bearer {operator_key}"}
     keys = []
     for index in range(workers):
         bot = _ok(await http.post("/v1/agent/bots", json={"name": f"load-{index}"}, headers=as_operator))
         keys.append(str(_ok(await http.post("/v1/profile/api-keys", headers=as_operator, json={
-            "kind": "bot", "botId": bot["id"], "scopes": ["tasks:read", "tasks:claim", "claims:submit"]}))["key"]))
-    return keys, arenas
+            "kind": "bot", "botId": bot["id"],
+            "scopes": ["tasks:read", "tasks:claim", "claims:submit", "claims:read"]}))["key"]))
+    return keys, arena_ids
 
 
-async def _run(base_url: str, admin_key: str, total: int, concurrency: int, max_seconds: float) -> list[Result]:
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=60) as http:
-        cycles = max(concurrency, total // 4)
-        bot_keys, arenas = await _seed(http, admin_key, concurrency, cycles)
-        reader = {"Authorization": f"Bearer {bot_keys[0]}"}
-
-        async def healthz(_: int, latencies: list[float]) -> None:
-            await _timed(latencies, http.get("/healthz"))
-
-        async def list_tasks(index: int, latencies: list[float]) -> None:
-            await _timed(latencies, http.get("/v1/agent/tasks", params={"page": 1 + index % 5}, headers=reader))
-
-        async def claim_submit(index: int, latencies: list[float]) -> None:
-            # Cycle i runs on worker i % concurrency with that worker's bot, on arena i // concurrency.
-            headers = {"Authorization": f"Bearer {bot_keys[index % concurrency]}"}
-            claim = await _timed(latencies, http.post(f"/v1/agent/tasks/{arenas[index // concurrency]}/claim",
-                                                      headers=headers))
-            await _timed(latencies, http.post(f"/v1/agent/claims/{claim['claimId']}/submit", headers=headers,
-                                              json={"resultType": "text", "content": f"result {index}"}))
-
-        results = [await _drive("GET /healthz", total, concurrency, max_seconds, healthz),
-                   await _drive("GET /v1/agent/tasks", total, concurrency, max_seconds, list_tasks)]
-        results.append(await _drive("claim + submit", cycles, concurrency, max_seconds, claim_submit))
-        return results
+@contextlib.contextmanager
+def _profiled(pid: int, directory: Path | None, name: str, seconds: float) -> Iterator[None]:
+    """py-spy recording the server process for ``seconds`` while the block runs (when asked to)."""
+    if directory is None:
+        yield
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    target = directory / f"{name}.svg"
+    recorder = subprocess.Popen([spy, "record", "--pid", str(pid), "--duration", f"{seconds:.0f}", "--rate", "250",
+                                 "--output", str(target), "--nonblocking"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        recorder.wait(timeout=seconds + 60)
 
 
-def measure(backend: str, total: int, concurrency: int, max_seconds: float) -> list[Result]:
+class Run:
+    def __init__(self, server: LiveServer, floor: Floor, args: argparse.Namespace) -> None:
+        self.server, self.floor, self.args = server, floor, args
+        self.figures: dict[str, Figure] = {}
+
+    def wrk(self, key: str, url: str, headers: dict[str, str] | None = None, connections: int | None = None) -> Figure:
+        figure = wrk(key, url, self.args.seconds, connections or self.args.connections, headers)
+        self.figures[key] = figure
+        return figure
+
+    async def cycle(self, http: httpx.AsyncClient, keys: list[str], arenas: list[str]) -> Figure:
+        async def step(worker: int, n: int) -> bool:
+            if n >= len(arenas):
+                raise RuntimeError("the cycle ran out of arenas: seed more")
+            headers = {"Authorization": f"Bearer {keys[worker]}"}
+            claim = _ok(await http.post(f"/v1/agent/tasks/{arenas[n]}/claim", headers=headers))
+            _ok(await http.post(f"/v1/agent/claims/{claim['claimId']}/submit", headers=headers, json=SUBMISSION))
+            return True
+
+        return await _drive("claim + submit", len(keys), self.args.seconds, step, per_step=2)
+
+    async def measure(self, admin_key: str) -> None:
+        args, base = self.args, self.server.base_url
+        limits = httpx.Limits(max_connections=args.connections * 2, max_keepalive_connections=args.connections * 2)
+        async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as http, \
+                httpx.AsyncClient(base_url=self.floor.base_url, limits=limits, timeout=60) as floor_http:
+            # A bot does one cycle per arena (it holds one slot of a task); arenas for two cycle runs.
+            arena_count = int(args.seconds * 2 * 200 / args.connections) + 50
+            keys, arenas = await _seed(http, admin_key, args.connections, args.tasks, arena_count)
+            reader = {"Authorization": f"Bearer {keys[0]}"}
+            list_url = f"{base}/v1/agent/tasks?status=published"
+            pid = self.server.process.pid if self.server.process else 0
+
+            self.wrk("floor GET /healthz", f"{self.floor.base_url}/healthz")
+            self.wrk("GET /healthz", f"{base}/healthz")
+            with _profiled(pid, args.profile, f"{self.server.backend}-list", args.seconds):
+                self.wrk("GET /v1/agent/tasks", list_url, reader)
+            etag = (await http.get(list_url, headers=reader)).headers.get("etag")
+            if etag:
+                self.wrk("GET /v1/agent/tasks, not modified", list_url, {**reader, "If-None-Match": etag})
+
+            async def echo(_: int, __: int) -> bool:
+                _ok(await floor_http.post("/echo", json=SUBMISSION))
+                return True
+
+            self.figures["floor POST /echo"] = await _drive("floor POST /echo", args.connections, args.seconds, echo)
+            with _profiled(pid, args.profile, f"{self.server.backend}-cycle", args.seconds):
+                self.figures["claim + submit"] = await self.cycle(http, keys, arenas[: arena_count // 2])
+            # The list polled while the cycle runs: wrk in a thread beside the asyncio client.
+            listing = asyncio.to_thread(wrk, "list under claim + submit", list_url, args.seconds,
+                                        args.list_connections, reader)
+            loaded, cycling = await asyncio.gather(listing, self.cycle(http, keys, arenas[arena_count // 2:]))
+            self.figures["GET /v1/agent/tasks under claim + submit"] = loaded
+            self.figures["claim + submit beside the list"] = cycling
+
+    def report(self) -> list[str]:
+        floor = {"GET /healthz": self.figures["floor GET /healthz"].rate,
+                 "POST /echo": self.figures["floor POST /echo"].rate}
+        return [f"| {self.server.backend} | {key} | {figure.rate:.0f} | {figure.p99_ms:.1f} | "
+                f"{figure.rate / floor[figure.against]:.3f} of the floor's {figure.against} |"
+                for key, figure in self.figures.items()]
+
+
+def measure(backend: str, floor: Floor, args: argparse.Namespace) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="market-load-") as tmp, database_url(backend, Path(tmp)) as url, \
             LiveServer(Path(tmp), url, env={"BOUNTYBOARD_LOG_LEVEL": "WARNING"}) as server:
         admin_key = server.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
-        return asyncio.run(_run(server.base_url, admin_key, total, concurrency, max_seconds))
+        run = Run(server, floor, args)
+        asyncio.run(run.measure(admin_key))
+        return run.report()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
-    parser.add_argument("--requests", type=int, default=1000, help="requests per read scenario")
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--max-seconds", type=float, default=60.0, help="time bound of each scenario")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each scenario")
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections and cycle bots")
+    parser.add_argument("--list-connections", type=int, default=4, help="list pollers beside the cycle")
+    parser.add_argument("--tasks", type=int, default=260, help="published tasks in the list")
+    parser.add_argument("--profile", type=Path, help="write py-spy flame graphs of the server here")
     args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (make perf installs it: apt-get install -y wrk)")
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     if "postgresql" in backends and not postgres_available():
         raise SystemExit("PostgreSQL is not reachable (BOUNTYBOARD_TEST_POSTGRES)")
-    print(f"concurrency {args.concurrency}; claim + submit: one bot per in-flight request, each claiming a slot"
-          " of an arena and submitting to it, then moving to the next arena")
-    print("| backend | scenario | requests | requests/s | p50 ms | p99 ms |")
-    print("|---|---|---|---|---|---|")
-    for backend in backends:
-        for result in measure(backend, args.requests, args.concurrency, args.max_seconds):
-            print(result.row(backend), flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f}; wrk -t2 -c{args.connections} -d{args.seconds:.0f}s; "
+          f"{args.tasks} published tasks; cycle: {args.connections} bots, asyncio httpx client")
+    print("| backend | scenario | per second | p99 ms | ratio |")
+    print("|---|---|---|---|---|")
+    with Floor() as floor:
+        for backend in backends:
+            for line in measure(backend, floor, args):
+                print(line, flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

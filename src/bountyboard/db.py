@@ -1,8 +1,12 @@
 """The one place that builds the database engine, sessions and the declarative base.
 
 SQLite (the embedded default) and PostgreSQL run the same models and the same Alembic history.
-On SQLite every transaction starts with ``BEGIN IMMEDIATE`` so that concurrent writers queue on
-the database lock instead of failing half-way through a read-then-write.
+On SQLite (in WAL mode) a writing transaction starts with ``BEGIN IMMEDIATE`` so that concurrent
+writers queue on the database lock instead of failing half-way through a read-then-write; a
+request that only reads (GET, HEAD) starts a deferred one, which never takes the write lock. If such a
+request turns out to write after all (a claim lapsing as it is shown), its session moves to a
+``BEGIN IMMEDIATE`` transaction at its first locking read or write (see ``_escalate``), which is
+what PostgreSQL's READ COMMITTED with ``SELECT ... FOR UPDATE`` gives the same code.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from fastapi import Request
 from filelock import FileLock
 from sqlalchemy import JSON, DateTime, MetaData, event, make_url
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session
 from sqlalchemy.types import TypeDecorator
 
 from bountyboard.clock import as_utc
@@ -76,7 +81,39 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        deferred = connection.get_execution_options().get(_DEFERRED_BEGIN, False)
+        connection.exec_driver_sql("BEGIN" if deferred else "BEGIN IMMEDIATE")
+
+
+# Marks the sessions (and their engine's connections) of requests that only read, on SQLite.
+_DEFERRED_BEGIN = "bountyboard_deferred_begin"
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _escalate(session: Session) -> None:
+    """Swap a reading session's deferred transaction for a ``BEGIN IMMEDIATE`` one, before its first write.
+
+    The deferred transaction has written nothing, so ending it loses nothing; the rows the write depends
+    on are read again under the lock (the locking reads do that on both databases).
+    """
+    session.info[_DEFERRED_BEGIN] = False
+    connection = session.connection()
+    connection.exec_driver_sql("COMMIT")
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _before_locking_statement(state: ORMExecuteState) -> None:
+    if state.session.info.get(_DEFERRED_BEGIN) and (
+            state.is_insert or state.is_update or state.is_delete
+            or (state.is_select and getattr(state.statement, "_for_update_arg", None) is not None)):
+        _escalate(state.session)
+
+
+@event.listens_for(Session, "before_flush")
+def _before_write(session: Session, _context: Any, _instances: Any) -> None:
+    if session.info.get(_DEFERRED_BEGIN) and (session.new or session.dirty or session.deleted):
+        _escalate(session)
 
 
 def build_engine(settings: Settings) -> AsyncEngine:
@@ -87,7 +124,9 @@ def build_engine(settings: Settings) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": 30})
         _configure_sqlite(engine)
         return engine
-    return create_async_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    # No ping per checkout: a connection the server dropped fails its statement, SQLAlchemy then
+    # discards every pooled connection as old as it, and connections are renewed every half hour.
+    return create_async_engine(url, pool_size=10, max_overflow=20, pool_recycle=1800)
 
 
 class Database:
@@ -97,6 +136,12 @@ class Database:
         self.settings = settings
         self.engine = build_engine(settings)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        # Sessions of requests that only read; on PostgreSQL the same as the others.
+        self.read_sessionmaker = self.sessionmaker
+        if self.engine.dialect.name == "sqlite":
+            self.read_sessionmaker = async_sessionmaker(
+                self.engine.execution_options(**{_DEFERRED_BEGIN: True}), expire_on_commit=False,
+                info={_DEFERRED_BEGIN: True})
 
     @property
     def dialect(self) -> str:
@@ -127,9 +172,12 @@ def set_database(database: Database | None) -> None:
 _request_sessions: ContextVar[list[AsyncSession] | None] = ContextVar("request_sessions", default=None)
 
 
-async def get_session() -> AsyncIterator[AsyncSession]:
-    """FastAPI dependency: one session per request, committed by the service that writes."""
-    async with get_database().sessionmaker() as session:
+async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """FastAPI dependency: one session, and one transaction, per request (authentication included),
+    committed by the service that writes; a GET's never takes SQLite's write lock unless it writes."""
+    database = get_database()
+    sessionmaker = database.read_sessionmaker if request.method in _READ_METHODS else database.sessionmaker
+    async with sessionmaker() as session:
         tracked = _request_sessions.get()
         if tracked is not None:
             tracked.append(session)

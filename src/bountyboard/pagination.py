@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from collections.abc import Sequence
-from typing import Annotated, Generic, TypeVar
+from datetime import datetime
+from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Query
 from pydantic import BaseModel
+from sqlalchemy import and_, or_
+from sqlalchemy.sql.elements import ColumnElement
+
+from bountyboard.clock import as_utc
+from bountyboard.errors import invalid
 
 T = TypeVar("T")
 
@@ -41,6 +50,57 @@ class Page(BaseModel, Generic[T]):
     def of(cls, items: Sequence[T], params: PageParams, total: int) -> Page[T]:
         return cls(data=list(items), page=params.page, pageSize=params.pageSize, total=total,
                    hasMore=params.offset + len(items) < total)
+
+
+class KeysetPage(Page[T], Generic[T]):
+    """A page that also gives the cursor of its last item: pass it as ``after`` for the next page.
+
+    Pages taken by cursor do not shift when items are added before them, as numbered pages do.
+    """
+
+    nextCursor: str | None
+
+    @classmethod
+    def after(cls, items: Sequence[T], params: PageParams, total: int, more: bool,
+              last: Cursor | None) -> KeysetPage[T]:
+        return cls(data=list(items), page=params.page, pageSize=params.pageSize, total=total, hasMore=more,
+                   nextCursor=last.encode() if more and last is not None else None)
+
+
+def after_param(
+    after: Annotated[str | None, Query(
+        description="nextCursor of the previous page: the items after it, in the list's order; pages taken "
+                    "this way do not shift when items are added. With after, page must be 1 (or omitted).",
+        max_length=200)] = None,
+) -> str | None:
+    return after
+
+
+class Cursor(BaseModel):
+    """Where a keyset page ends: its last item's sort time and id (the list's order is newest first)."""
+
+    at: datetime
+    id: str
+
+    def encode(self) -> str:
+        raw = json.dumps([as_utc(self.at).isoformat(), self.id], separators=(",", ":")).encode()  # to the µs
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, cursor: str, params: PageParams) -> Cursor:
+        if params.page != 1:
+            raise invalid("Use either page or after, not both.",
+                          [{"field": "after", "message": "only with page 1"}], code="invalid_cursor")
+        try:
+            at, key = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+            return cls(at=as_utc(datetime.fromisoformat(at)), id=str(key))
+        except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+            raise invalid("after is not a cursor this list gave (use its nextCursor).",
+                          [{"field": "after", "message": "not a cursor of this list"}], code="invalid_cursor") from None
+
+    def before(self, at: Any, id_: Any) -> ColumnElement[bool]:
+        """Rows after this cursor in a newest-first (``at`` desc, ``id`` desc) order."""
+        return or_(at < self.at, and_(at == self.at, id_ < self.id))
 
 
 class CursorPage(BaseModel, Generic[T]):

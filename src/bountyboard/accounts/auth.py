@@ -7,13 +7,15 @@ cannot disagree.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.keys import hash_key, is_well_formed
@@ -21,7 +23,7 @@ from bountyboard.accounts.models import ApiKey, Bot, User
 from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.db import get_session
+from bountyboard.db import get_database, get_session
 from bountyboard.errors import Problem
 
 BEARER_SCHEME = "bearerAuth"
@@ -32,6 +34,8 @@ _bearer = HTTPBearer(
     auto_error=False,
 )
 _LAST_USED_RESOLUTION = timedelta(seconds=60)
+_LAST_USED_FLUSH_DELAY = 2.0  # seconds a key's use may wait before it is written
+log = logging.getLogger("bountyboard")
 
 
 @dataclass(frozen=True)
@@ -87,13 +91,13 @@ async def resolve_key(session: AsyncSession, key: str) -> Actor:
         raise _unauthorized("The API key is malformed (expected svc- followed by the secret).")
     row = (
         await session.execute(
-            select(ApiKey, User).join(User, User.id == ApiKey.user_id)
+            select(ApiKey, User, Bot).join(User, User.id == ApiKey.user_id).outerjoin(Bot, Bot.id == ApiKey.bot_id)
             .where(ApiKey.key_hash == hash_key(key, get_settings().effective_secret_key))
         )
     ).first()
     if row is None:
         raise _unauthorized("The API key is not known.")
-    api_key, user = row
+    api_key, user, bot = row
     current = now()
     if api_key.revoked_at is not None:
         raise _unauthorized("The API key was revoked.")
@@ -101,13 +105,49 @@ async def resolve_key(session: AsyncSession, key: str) -> Actor:
         raise _unauthorized("The API key has expired.")
     if user.disabled:
         raise _unauthorized("The account that owns this key is disabled.")
-    bot = await session.get(Bot, api_key.bot_id) if api_key.bot_id else None
     if api_key.last_used_at is None or current - api_key.last_used_at > _LAST_USED_RESOLUTION:
-        api_key.last_used_at = current
-    # End the transaction either way: on SQLite it holds the database's write lock, which the rest of
-    # the request must not keep while it does anything slow.
-    await session.commit()
+        _note_use(api_key.id, current)
     return Actor(user=user, bot=bot, key_id=api_key.id, scopes=frozenset(api_key.scopes))
+
+
+# Key uses waiting to be written: written together, shortly after, in a transaction of their own, so
+# that a request's authentication only reads (one transaction per request, no write lock for a GET).
+_pending_uses: dict[str, datetime] = {}
+_flushing: set[asyncio.Task[None]] = set()
+
+
+def _note_use(key_id: str, at: datetime) -> None:
+    _pending_uses[key_id] = at
+    if not _flushing:
+        _flushing.add(asyncio.get_running_loop().create_task(_flush_later()))
+
+
+async def _flush_later() -> None:
+    try:
+        while _pending_uses:
+            await asyncio.sleep(_LAST_USED_FLUSH_DELAY)
+            await flush_key_uses()
+    finally:  # with no await since the loop's test, so no mark can slip in between
+        _flushing.clear()
+
+
+def last_use(key: ApiKey) -> datetime | None:
+    """When the key was last used, counting this process's marks not written yet."""
+    return _pending_uses.get(key.id, key.last_used_at)
+
+
+async def flush_key_uses() -> None:
+    """Write the keys' pending ``lastUsedAt`` marks (shortly after a use, and at shutdown)."""
+    if not _pending_uses:
+        return
+    uses = list(_pending_uses.items())
+    _pending_uses.clear()
+    try:
+        async with get_database().sessionmaker() as session:
+            await session.execute(update(ApiKey), [{"id": key_id, "last_used_at": at} for key_id, at in uses])
+            await session.commit()
+    except Exception:  # a mark is bookkeeping: losing one must not fail anything
+        log.warning("could not record the last use of %d API keys", len(uses), exc_info=True)
 
 
 async def authenticate_header(session: AsyncSession, authorization: str) -> Actor:

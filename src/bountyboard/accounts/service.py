@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bountyboard.accounts.auth import Actor
+from bountyboard.accounts.auth import Actor, last_use
 from bountyboard.accounts.keys import display_prefix, generate_key, hash_key
 from bountyboard.accounts.models import ApiKey, Bot, User
 from bountyboard.accounts.passwords import MIN_PASSWORD_LENGTH, hash_password, verify_password
@@ -35,7 +35,7 @@ def key_out(key: ApiKey) -> ApiKeyOut:
     return ApiKeyOut(
         id=key.id, name=key.name, kind=KeyKind(key.kind), botId=key.bot_id, scopes=list(key.scopes),
         prefix=key.display_prefix, createdAt=rfc3339(key.created_at) or "", expiresAt=rfc3339(key.expires_at),
-        lastUsedAt=rfc3339(key.last_used_at), revokedAt=rfc3339(key.revoked_at),
+        lastUsedAt=rfc3339(last_use(key)), revokedAt=rfc3339(key.revoked_at),
     )
 
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.auth import Actor, require, require_role, require_user_key
 from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import Role, Scope
+from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
 from bountyboard.db import get_session
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
-from bountyboard.market import claim_flows, review, service, submissions, task_flows
+from bountyboard.market import claim_flows, listing, review, service, submissions, task_flows
 from bountyboard.market.models import ClaimStatus, TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import (
@@ -33,10 +34,11 @@ from bountyboard.market.schemas import (
     TaskCreate,
     TaskUpdate,
 )
-from bountyboard.pagination import Page, PageParams, page_params
+from bountyboard.pagination import KeysetPage, Page, PageParams, after_param, page_params
 
 Session = Annotated[AsyncSession, Depends(get_session)]
 Paging = Annotated[PageParams, Depends(page_params)]
+After = Annotated[str | None, Depends(after_param)]
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
 
 
@@ -62,17 +64,33 @@ review_router = APIRouter(prefix="/v1", tags=["review"], responses=problem_respo
 
 # Agents -------------------------------------------------------------------------------------------
 
-@agent_router.get("/agent/tasks", summary="List agent-friendly tasks", response_model=Page[AgentTask])
+_CONDITIONAL: dict[int | str, dict[str, Any]] = {
+    304: {"description": "Not modified: the If-None-Match ETag still names the answer."}}
+
+
+@agent_router.get("/agent/tasks", summary="List agent-friendly tasks", response_model=KeysetPage[AgentTask],
+                  responses=_CONDITIONAL,
+                  description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`). "
+                              "Send the answer's `ETag` back as `If-None-Match` to get 304 while nothing in it "
+                              "changed.")
 async def list_tasks(
-    session: Session, actor: Annotated[Actor, require(Scope.TASKS_READ)], paging: Paging, module: ModuleFilter = None,
+    request: Request, session: Session, actor: Annotated[Actor, require(Scope.TASKS_READ)], paging: Paging,
+    after: After, module: ModuleFilter = None,
     status: Annotated[TaskStatus | None, Query(description="Task status; published when omitted")] = None,
-) -> Page[AgentTask]:
-    return await service.list_agent_tasks(session, module, status, paging)
+) -> Response:
+    query = listing.TaskQuery.of(module, status, paging, after)
+    if request.headers.get("if-none-match"):
+        etag = await listing.task_list_etag(session, query)
+        if still_fresh(request, etag):
+            return not_modified(etag)
+    page, etag = await listing.agent_tasks(session, query)
+    return json_with_etag(page, etag)
 
 
-@agent_router.get("/agent/tasks/{id}", summary="One task", response_model=AgentTask)
-async def get_task(id: str, session: Session, actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> AgentTask:
-    return service.task_out(await service.get_task_for(session, actor.user, id))
+@agent_router.get("/agent/tasks/{id}", summary="One task", response_model=AgentTask, responses=_CONDITIONAL)
+async def get_task(id: str, request: Request, session: Session,
+                   actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
+    return conditional_json(request, service.task_out(await service.get_task_for(session, actor.user, id)))
 
 
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,
@@ -81,19 +99,20 @@ async def claim_task(id: str, session: Session, actor: Annotated[Actor, require(
     return service.claim_created(await claim_flows.claim_task(session, actor, id))
 
 
-@agent_router.get("/agent/claims", summary="The caller's claims", response_model=Page[AgentClaimStatus])
+@agent_router.get("/agent/claims", summary="The caller's claims", response_model=KeysetPage[AgentClaimStatus],
+                  description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`).")
 async def list_claims(
-    session: Session, actor: Annotated[Actor, require(Scope.CLAIMS_READ)], paging: Paging,
+    session: Session, actor: Annotated[Actor, require(Scope.CLAIMS_READ)], paging: Paging, after: After,
     status: Annotated[ClaimStatus | None, Query(description="Only claims in this status")] = None,
-) -> Page[AgentClaimStatus]:
-    return await service.list_holder_claims(session, actor, status, paging)
+) -> KeysetPage[AgentClaimStatus]:
+    return await listing.list_holder_claims(session, actor, status, paging, after)
 
 
 @agent_router.get("/agent/claims/{id}/status", summary="Claim state, review state and next action",
-                  response_model=AgentClaimStatus)
-async def claim_status(id: str, session: Session,
-                       actor: Annotated[Actor, require(Scope.CLAIMS_READ)]) -> AgentClaimStatus:
-    return await service.get_claim_for(session, actor, id)
+                  response_model=AgentClaimStatus, responses=_CONDITIONAL)
+async def claim_status(id: str, request: Request, session: Session,
+                       actor: Annotated[Actor, require(Scope.CLAIMS_READ)]) -> Response:
+    return conditional_json(request, await service.get_claim_for(session, actor, id))
 
 
 @agent_router.post("/agent/claims/{id}/submit", summary="Record the final artifact (once)",

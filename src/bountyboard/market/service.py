@@ -67,7 +67,7 @@ PUBLIC_TASK_STATUSES = (TaskStatus.PUBLISHED, TaskStatus.IN_PROGRESS, TaskStatus
 
 # Views --------------------------------------------------------------------------------------------
 
-def _task_next_action(task: Task) -> str:
+def task_next_action(task: Task) -> str:
     if task.status == TaskStatus.PUBLISHED.value and is_claimable(Module(task.module)) and (
             task.deadline is None or task.deadline > now()):
         return "claim"
@@ -89,7 +89,7 @@ def task_out(task: Task) -> AgentTask:
     return AgentTask(
         id=task.id, module=Module(task.module), title=task.title, description=task.description, status=task.status,
         bountyAmount=from_cents(task.bounty_cents), currentClaims=task.slots_taken,
-        nextAction=_task_next_action(task), allowedArtifactTypes=[ArtifactType(t) for t in allowed_types(task.module)],
+        nextAction=task_next_action(task), allowedArtifactTypes=[ArtifactType(t) for t in allowed_types(task.module)],
         maxClaims=task.max_claims, claimTtlSeconds=task.claim_ttl_seconds, deadline=rfc3339(task.deadline),
         deliverables=list(task.deliverables or []), repositoryUrl=task.repository_url,
         sourceLanguage=task.source_language, targetLanguage=task.target_language, rubric=task.rubric,
@@ -312,17 +312,6 @@ def _task_filters(module: Module | None, status: TaskStatus | None) -> list[Colu
     return filters
 
 
-async def list_agent_tasks(session: AsyncSession, module: Module | None, status: TaskStatus | None,
-                           params: PageParams) -> Page[AgentTask]:
-    """Tasks agents see: published ones by default; drafts never."""
-    if status is TaskStatus.DRAFT:
-        raise invalid("Drafts are not listed; status is one of published, in_progress, completed, cancelled, "
-                      "expired.", [{"field": "status", "message": "drafts are not listed"}])
-    query = select(Task).where(*_task_filters(module, status or TaskStatus.PUBLISHED))
-    rows, total = await _page(session, query, (Task.published_at.desc(), Task.id.desc()), params)
-    return Page.of([task_out(task) for task in rows], params, total)
-
-
 async def list_publisher_tasks(session: AsyncSession, publisher: User, module: Module | None,
                                status: TaskStatus | None, params: PageParams) -> Page[AgentTask]:
     query = select(Task).where(Task.publisher_id == publisher.id, *_task_filters(module, status))
@@ -338,24 +327,15 @@ async def list_task_claims(session: AsyncSession, publisher: User, task_id: str,
     return Page.of(await claim_details(session, rows), params, total)
 
 
-def _holder_filter(actor: Actor) -> ColumnElement[bool]:
+def holder_filter(actor: Actor) -> ColumnElement[bool]:
     """What a caller's claims are: its bot's, or for a user key all of the operator's."""
     if actor.bot is not None:
         return Claim.bot_id == actor.bot.id
     return Claim.operator_id == actor.user_id
 
 
-async def list_holder_claims(session: AsyncSession, actor: Actor, status: ClaimStatus | None,
-                             params: PageParams) -> Page[AgentClaimStatus]:
-    query = select(Claim).where(_holder_filter(actor))
-    if status is not None:
-        query = query.where(Claim.status == status.value)
-    rows, total = await _page(session, query, (Claim.created_at.desc(), Claim.id.desc()), params)
-    return Page.of(await claim_statuses(session, rows), params, total)
-
-
 async def get_claim_for(session: AsyncSession, actor: Actor, claim_id: str) -> AgentClaimStatus:
-    claim = await session.scalar(select(Claim).where(Claim.id == claim_id, _holder_filter(actor)))
+    claim = await session.scalar(select(Claim).where(Claim.id == claim_id, holder_filter(actor)))
     if claim is None:
         raise not_found("claim", claim_id)
     claim = await claim_flows.refresh_claim(session, claim)
@@ -394,7 +374,7 @@ async def judge_target(session: AsyncSession, actor: Actor, task_id: str) -> Jud
     task = await get_task_for(session, actor.user, task_id)
     if task.module != Module.JUDGE.value or task.target_claim_id is None:
         raise not_found("judge task", task_id)
-    claimant = await session.scalar(select(Claim.id).where(Claim.task_id == task.id, _holder_filter(actor)).limit(1))
+    claimant = await session.scalar(select(Claim.id).where(Claim.task_id == task.id, holder_filter(actor)).limit(1))
     if claimant is None and not permissions.may_review(actor.user, task):
         raise Problem(403, "claim_required", "Claim the judge task to read the submission it evaluates.")
     target = await session.get(Claim, task.target_claim_id)

@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import Role
+from bountyboard.market import listing
 from bountyboard.market import service as market
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
@@ -37,7 +38,7 @@ async def board(request: Request, visitor: CurrentVisitor, session: Session, mod
                 status: str = "published", page: int = 1) -> HTMLResponse:
     module, status = choice(module, MODULES), choice(status, BOARD_STATUSES) or "published"
     params = paging(page)
-    tasks = await market.list_agent_tasks(session, Module(module) if module else None, TaskStatus(status), params)
+    tasks = await listing.list_agent_tasks(session, Module(module) if module else None, TaskStatus(status), params)
     return render(request, visitor, "board.html", section="board", tasks=tasks, module=module, status=status,
                   modules=MODULES, statuses=BOARD_STATUSES)
 

@@ -1,0 +1,113 @@
+"""The lists agents poll, tasks and their own claims: numbered pages or cursors, and ETags.
+
+The task list is read as Core rows (no ORM objects) straight into ``AgentTask``. Its ETag names what
+a listed task shows that can change after publication: status, slots taken, bounty (and with them
+the escrow), end time, and the next action, which also moves with the clock when a deadline
+passes. Everything else is fixed at publication (only drafts are edited, and drafts are never
+listed). A poller that sends the ETag back gets 304 after a narrow query of just those columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+
+from bountyboard.accounts.auth import Actor
+from bountyboard.conditional import weak_etag
+from bountyboard.errors import invalid
+from bountyboard.market.models import Claim, ClaimStatus, Task, TaskStatus
+from bountyboard.market.modules import Module
+from bountyboard.market.schemas import AgentClaimStatus, AgentTask
+from bountyboard.market.service import claim_statuses, holder_filter, task_next_action, task_out
+from bountyboard.pagination import Cursor, KeysetPage, PageParams
+
+_TASK_ORDER = (Task.published_at.desc(), Task.id.desc())
+_TASK_COLUMNS = tuple(Task.__table__.columns)
+_TASK_VERSION_COLUMNS = (Task.id, Task.status, Task.slots_taken, Task.bounty_cents, Task.ended_at, Task.module,
+                         Task.deadline, Task.published_at)
+_CLAIM_ORDER = (Claim.created_at.desc(), Claim.id.desc())
+
+
+@dataclass(frozen=True)
+class TaskQuery:
+    """One page of the agent task list, as asked for."""
+
+    module: Module | None
+    status: TaskStatus
+    params: PageParams
+    after: Cursor | None
+
+    @classmethod
+    def of(cls, module: Module | None, status: TaskStatus | None, params: PageParams, after: str | None) -> TaskQuery:
+        if status is TaskStatus.DRAFT:
+            raise invalid("Drafts are not listed; status is one of published, in_progress, completed, cancelled, "
+                          "expired.", [{"field": "status", "message": "drafts are not listed"}])
+        return cls(module, status or TaskStatus.PUBLISHED, params, Cursor.decode(after, params) if after else None)
+
+    def _filters(self) -> list[ColumnElement[bool]]:
+        # A draft cancelled before publication was never public: it is not listed either.
+        filters = [Task.status == self.status.value, Task.published_at.is_not(None)]
+        if self.module is not None:
+            filters.append(Task.module == self.module.value)
+        return filters
+
+    def rows(self, *columns: Any) -> Select[Any]:
+        """The page's rows, one more than asked for (to tell whether more follow)."""
+        query = select(*columns).where(*self._filters())
+        if self.after is not None:
+            query = query.where(self.after.before(Task.published_at, Task.id))
+        return query.order_by(*_TASK_ORDER).offset(self.params.offset).limit(self.params.pageSize + 1)
+
+    async def total(self, session: AsyncSession) -> int:
+        # Counted on the (status, published_at, id) index alone, without reading a row.
+        return int(await session.scalar(select(func.count(Task.id)).where(*self._filters())) or 0)
+
+    def etag(self, total: int, rows: list[Any]) -> str:
+        visible = [(row.id, row.status, row.slots_taken, row.bounty_cents, row.ended_at, task_next_action(row))
+                   for row in rows]
+        return weak_etag([self.module, self.status, self.params.page, self.params.pageSize, self.after, total,
+                          *visible])
+
+
+async def task_list_etag(session: AsyncSession, query: TaskQuery) -> str:
+    """The ETag the page would have, from the columns it is made of (for ``If-None-Match``)."""
+    rows = list((await session.execute(query.rows(*_TASK_VERSION_COLUMNS))).all())
+    return query.etag(await query.total(session), rows)
+
+
+async def agent_tasks(session: AsyncSession, query: TaskQuery) -> tuple[KeysetPage[AgentTask], str]:
+    """The page and its ETag."""
+    rows = list((await session.execute(query.rows(*_TASK_COLUMNS))).all())
+    more, rows = len(rows) > query.params.pageSize, rows[: query.params.pageSize]
+    total = await query.total(session)
+    last = Cursor(at=rows[-1].published_at, id=rows[-1].id) if rows else None
+    # A Core row has the attributes task_out reads from a Task.
+    page = KeysetPage[AgentTask].after([task_out(cast(Task, row)) for row in rows], query.params, total, more, last)
+    return page, query.etag(total, rows)
+
+
+async def list_agent_tasks(session: AsyncSession, module: Module | None, status: TaskStatus | None,
+                           params: PageParams) -> KeysetPage[AgentTask]:
+    """Tasks agents see: published ones by default; drafts never."""
+    return (await agent_tasks(session, TaskQuery.of(module, status, params, None)))[0]
+
+
+async def list_holder_claims(session: AsyncSession, actor: Actor, status: ClaimStatus | None, params: PageParams,
+                             after: str | None = None) -> KeysetPage[AgentClaimStatus]:
+    """The caller's claims, newest first, by page or by cursor."""
+    filters = [holder_filter(actor)]
+    if status is not None:
+        filters.append(Claim.status == status.value)
+    query = select(Claim).where(*filters)
+    if after:
+        query = query.where(Cursor.decode(after, params).before(Claim.created_at, Claim.id))
+    claims = list((await session.execute(
+        query.order_by(*_CLAIM_ORDER).offset(params.offset).limit(params.pageSize + 1))).scalars())
+    more, claims = len(claims) > params.pageSize, claims[: params.pageSize]
+    total = int(await session.scalar(select(func.count(Claim.id)).where(*filters)) or 0)
+    last = Cursor(at=claims[-1].created_at, id=claims[-1].id) if claims else None
+    return KeysetPage[AgentClaimStatus].after(await claim_statuses(session, claims), params, total, more, last)
