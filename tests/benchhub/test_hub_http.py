@@ -12,24 +12,9 @@ import httpx
 import pytest
 
 from bountyboard.benchhub import registry
-from tests.benchhub.helpers import payload, trial
+from tests.benchhub.helpers import anonymous, custom_benchmark, payload, trial
 from tests.support.api import Account, Admin
 from tests.support.server import LiveServer
-
-
-def anonymous(server: LiveServer) -> httpx.Client:
-    return httpx.Client(base_url=server.base_url, timeout=30)
-
-
-def custom_benchmark(admin: Admin, **overrides: Any) -> dict[str, Any]:
-    """A fresh hf_rows record added through the admin route (copied from arc-easy)."""
-    record = copy.deepcopy(next(r for r in registry.shipped_records() if r["slug"] == "arc-easy"))
-    record.update({"slug": f"test-{uuid.uuid4().hex[:10]}", "name": "Test benchmark", "referenceScores": [],
-                   **overrides})
-    response = admin.http.put(f"/v1/admin/bench/benchmarks/{record['slug']}", json=record)
-    assert response.status_code == 200, response.text
-    return record
-
 
 # Registry ------------------------------------------------------------------------------------------
 
@@ -101,7 +86,7 @@ def test_admin_upsert_updates_validates_and_needs_admin(server: LiveServer, admi
 # Uploads -------------------------------------------------------------------------------------------
 
 
-def test_keyed_upload_recomputes_the_score_and_answers_duplicates(server: LiveServer, admin: Admin) -> None:
+def test_keyed_upload_counts_like_harbor_and_answers_duplicates(server: LiveServer, admin: Admin) -> None:
     operator = admin.account()
     body = payload("gsm8k", f"model-{uuid.uuid4().hex[:8]}", trials=[
         trial("a", 1.0), trial("a", 0.0, attempt=1), trial("b", 1.0), trial("c", None, error="Timeout"),
@@ -110,10 +95,11 @@ def test_keyed_upload_recomputes_the_score_and_answers_duplicates(server: LiveSe
     assert first.status_code == 200, first.text
     assert first.json()["duplicate"] is False
     run = first.json()["run"]
-    # Task means: a = 0.5, b = 1.0, c has no scored trial.
-    assert run["score"] == 0.75 and run["nTasks"] == 3 and run["nTrials"] == 4 and run["nErrors"] == 1
+    # Harbor's mean over every trial, the errored one counting 0: (1 + 0 + 1 + 0) / 4.
+    assert run["score"] == 0.5 and run["metrics"] == {"reward": 0.5} and run["primaryMetric"] == "reward"
+    assert run["nTasks"] == 3 and run["nTrials"] == 4 and run["nErrors"] == 1 and run["passAtK"] == {}
     assert run["submitter"] == {"id": operator.id, "kind": "user", "displayName": operator.user["displayName"]}
-    assert run["retracted"] is False and run["id"].startswith("run_")
+    assert run["retracted"] is False and run["id"].startswith("run_") and run["calibration"] is False
     assert first.headers["ratelimit-policy"] == '"runs-user";q=200;w=86400'
 
     again = operator.http.post("/v1/runs", json=body)
@@ -125,6 +111,53 @@ def test_keyed_upload_recomputes_the_score_and_answers_duplicates(server: LiveSe
     detail = anonymous(server).get(f"/v1/bench/runs/{run['id']}")
     assert detail.status_code == 200
     assert [t["trialName"] for t in detail.json()["trials"]] == [t["trialName"] for t in body["trials"]]
+
+
+def test_errored_trials_may_carry_no_rewards_at_all(server: LiveServer, admin: Admin) -> None:
+    operator = admin.account()
+    absent = trial("b", None, error="AgentTimeoutError")
+    absent.pop("rewards")
+    body = payload("gsm8k", f"model-{uuid.uuid4().hex[:8]}", trials=[
+        trial("a", 1.0), absent, {**trial("c", None, error="Crash"), "rewards": None}])
+    response = operator.http.post("/v1/runs", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["run"]["score"] == pytest.approx(1 / 3) and response.json()["run"]["nErrors"] == 2
+
+
+def test_every_reward_key_is_kept_and_the_primary_one_is_chosen(server: LiveServer, admin: Admin) -> None:
+    operator = admin.account()
+    model = f"keys-{uuid.uuid4().hex[:8]}"
+    several = [trial("a", None, rewards={"accuracy": 1.0, "latency_ok": 0.0}),
+               trial("b", None, rewards={"accuracy": 0.0}), trial("c", None, error="Crash")]
+    run = operator.http.post("/v1/runs", json=payload("gsm8k", model, trials=several)).json()["run"]
+    # gsm8k's metric is `accuracy` and the trials carry it; latency_ok is 0 where missing.
+    assert run["primaryMetric"] == "accuracy" and run["score"] == pytest.approx(1 / 3)
+    assert run["metrics"] == {"accuracy": pytest.approx(1 / 3), "latency_ok": 0.0}
+
+    chosen = operator.http.post("/v1/runs", json={**payload("gsm8k", model, trials=several),
+                                                   "primaryMetric": "latency_ok"}).json()["run"]
+    assert chosen["primaryMetric"] == "latency_ok" and chosen["score"] == 0.0
+
+    ambiguous = payload("gsm8k", model, trials=[trial("a", None, rewards={"x": 1.0, "y": 0.0})])
+    refused = operator.http.post("/v1/runs", json=ambiguous)
+    assert refused.status_code == 422 and refused.json()["code"] == "ambiguous_metric"
+    assert "--metric" in refused.json()["detail"]
+    unknown = operator.http.post("/v1/runs", json={**payload("gsm8k", model, [1.0]), "primaryMetric": "speed"})
+    assert unknown.status_code == 422 and unknown.json()["code"] == "ambiguous_metric"
+    accepted = operator.http.post("/v1/runs", json={**ambiguous, "primaryMetric": "y"})
+    assert accepted.status_code == 200 and accepted.json()["run"]["score"] == 0.0
+
+
+def test_pass_at_k_and_provenance_are_stored(server: LiveServer, admin: Admin) -> None:
+    operator = admin.account()
+    # Task a: 1 of 2 attempts pass -> pass@2 = 1; task b: 0 of 2 -> 0; mean 0.5.
+    body = payload("gsm8k", f"prov-{uuid.uuid4().hex[:8]}", trials=[
+        trial("a", 1.0), trial("a", 0.0, attempt=1), trial("b", 0.0), trial("b", 0.0, attempt=1)])
+    body["dataset"] = {"ref": "openai/gsm8k", "revision": "e53f048", "seed": 7, "rowIds": ["a", "b"]}
+    run = operator.http.post("/v1/runs", json=body).json()["run"]
+    assert run["passAtK"] == {"2": 0.5}
+    assert run["dataset"] == {"ref": "openai/gsm8k", "revision": "e53f048", "seed": 7, "rowIds": ["a", "b"]}
+    assert anonymous(server).get(f"/v1/bench/runs/{run['id']}").json()["dataset"]["seed"] == 7
 
 
 def test_bot_keys_upload_for_their_operator_and_need_runs_write(server: LiveServer, admin: Admin) -> None:
@@ -168,7 +201,9 @@ def _malformed() -> list[tuple[str, Any]]:
         ("string reward", edit(lambda b: b["trials"][0]["rewards"].update(reward="1"))),
         ("boolean reward", edit(lambda b: b["trials"][0]["rewards"].update(reward=True))),
         ("no reward and no error", edit(lambda b: b["trials"][0].update(rewards={}, error=None))),
-        ("ambiguous rewards", edit(lambda b: b["trials"][0].update(rewards={"a": 1.0, "b": 0.0}))),
+        ("blank reward key", edit(lambda b: b["trials"][0].update(rewards={"": 1.0}))),
+        ("seed not an integer", edit(lambda b: b["dataset"].update(seed="7"))),
+        ("empty row id", edit(lambda b: b["dataset"].update(rowIds=[""]))),
         ("duplicate trial names", edit(lambda b: b["trials"][1].update(trialName=b["trials"][0]["trialName"]))),
         ("negative tokens", edit(lambda b: b["trials"][0].update(tokens={"input": -1, "output": 0}))),
         ("negative cost", edit(lambda b: b["trials"][0].update(costUsd=-0.5))),
@@ -208,8 +243,10 @@ def test_non_finite_rewards_are_refused(server: LiveServer, admin: Admin) -> Non
 
 @pytest.mark.parametrize(("case", "body", "code", "field"), [
     ("unknown slug", payload("no-such-benchmark"), "unknown_benchmark", "benchmark"),
-    ("reward above max", payload(rewards=[1.0, 1.5]), "impossible_score", "trials.1.rewards"),
-    ("reward below min", payload(rewards=[-0.1]), "impossible_score", "trials.0.rewards"),
+    ("reward above max", payload(rewards=[1.0, 1.5]), "impossible_score", "trials.1.rewards.reward"),
+    ("reward below min", payload(rewards=[-0.1]), "impossible_score", "trials.0.rewards.reward"),
+    ("ambiguous rewards", payload(trials=[trial("a", None, rewards={"a": 1.0, "b": 0.0})]), "ambiguous_metric",
+     "primaryMetric"),
     ("claim above max", payload(claim={"value": 92.0, "sourceUrl": "https://example.org"}), "impossible_score",
      "claim.value"),
 ])
@@ -271,93 +308,6 @@ def test_admin_retracts_with_a_visible_reason(server: LiveServer, admin: Admin) 
     only_retracted = anonymous(server).get("/v1/bench/runs", params={"benchmark": record["slug"], "retracted": True})
     assert [run["id"] for run in only_retracted.json()["data"]] == [bad["id"]]
     assert good["id"] != bad["id"]
-
-
-def test_leaderboard_ranks_models_by_pooled_mean(server: LiveServer, admin: Admin) -> None:
-    record = custom_benchmark(admin)
-    first, second = admin.account(), admin.account()
-    suffix = uuid.uuid4().hex[:6]
-    first.http.post("/v1/runs", json=payload(record["slug"], f"weak-{suffix}", [0.0, 0.0, 1.0]))
-    first.http.post("/v1/runs", json=payload(record["slug"], f"strong-{suffix}", [1.0, 1.0, 0.0]))
-    second.http.post("/v1/runs", json=payload(record["slug"], f"vendor/strong-{suffix}", [1.0, 1.0, 1.0]))
-    first.http.post("/v1/runs", json=payload(record["slug"], f"broken-{suffix}",
-                                             trials=[trial("task-0", None, error="Crash")]))
-    board = anonymous(server).get(f"/v1/bench/benchmarks/{record['slug']}/leaderboard").json()
-    rows = [(e["rank"], e["modelKey"], e["runs"], e["submitters"]) for e in board["data"]]
-    assert rows == [(1, f"strong-{suffix}", 2, 2), (2, f"weak-{suffix}", 1, 1), (3, f"broken-{suffix}", 1, 1)]
-    # strong pools by task: task-0 = 1, task-1 = 1, task-2 = (0 + 1) / 2.
-    assert board["data"][0]["mean"] == pytest.approx(2.5 / 3)
-    assert board["data"][2]["mean"] is None
-    assert anonymous(server).get("/v1/bench/benchmarks/nope/leaderboard").status_code == 404
-
-
-# Reproduced and gaps -------------------------------------------------------------------------------
-
-
-def test_reproduced_reports_every_status_and_the_gaps(server: LiveServer, admin: Admin) -> None:
-    operator, other = admin.account(), admin.account()
-    model = f"lab-model-{uuid.uuid4().hex[:8]}"
-    claimed = custom_benchmark(admin, referenceScores=[
-        {"model": f"lab/{model}", "value": 0.8, "sourceUrl": "https://example.org/card", "date": "2025-06-01"}])
-    close, far, thin, unclaimed = (custom_benchmark(admin) for _ in range(4))
-    source = {"sourceUrl": "https://example.org/claim"}
-    ten = [1.0, 0.0] * 5  # mean 0.5, task-clustered se = sqrt(0.25 * 10 / 9 / 10) = 0.1667
-    operator.http.post("/v1/runs", json=payload(close["slug"], model, ten, claim={"value": 0.55, **source}))
-    other.http.post("/v1/runs", json=payload(close["slug"], f"provider/{model}", ten))
-    operator.http.post("/v1/runs", json=payload(far["slug"], model, ten, claim={"value": 0.95, **source}))
-    operator.http.post("/v1/runs", json=payload(thin["slug"], model, [1.0], claim={"value": 0.9, **source}))
-    operator.http.post("/v1/runs", json=payload(unclaimed["slug"], model, ten))
-
-    response = anonymous(server).get("/v1/bench/reproduced", params={"model": f"anthropic/{model.upper()}"})
-    assert response.status_code == 200, response.text
-    answer = response.json()
-    assert answer["modelKey"] == model
-    assert answer["toleranceRule"] == "|measured - claim| <= max(tolerance.abs, 1.96 * combined standard error)"
-    items = {item["benchmark"]: item for item in answer["data"]}
-    statuses = {slug: items[slug]["status"] for slug in
-                (claimed["slug"], close["slug"], far["slug"], thin["slug"], unclaimed["slug"], "gsm8k", "humaneval")}
-    assert statuses == {
-        claimed["slug"]: "claim_only", close["slug"]: "reproduced", far["slug"]: "discrepant",
-        thin["slug"]: "inconclusive", unclaimed["slug"]: "runs_only", "gsm8k": "gap", "humaneval": "not_reproducible",
-    }
-
-    reproduced = items[close["slug"]]
-    assert reproduced["runs"] == 2 and reproduced["submitters"] == 2
-    assert reproduced["measured"]["mean"] == 0.5 and reproduced["measured"]["nTasks"] == 10
-    se = reproduced["measured"]["stderr"]
-    assert se == pytest.approx((0.25 * 10 / 9 / 10) ** 0.5)
-    assert reproduced["measured"]["ci95"] == pytest.approx({"low": 0.5 - 1.96 * se, "high": 0.5 + 1.96 * se})
-    assert reproduced["delta"] == pytest.approx(-0.05)
-    assert reproduced["tolerance"]["threshold"] == pytest.approx(max(0.02, 1.96 * se))
-    assert reproduced["claim"] == {"value": 0.55, "sourceUrl": "https://example.org/claim",
-                                   "date": reproduced["claim"]["date"], "stderr": None, "origin": "run"}
-    assert items[far["slug"]]["delta"] == pytest.approx(-0.45)
-    assert items[claimed["slug"]]["claim"]["origin"] == "registry" and items[claimed["slug"]]["runs"] == 0
-    assert items[thin["slug"]]["measured"]["stderr"] is None
-
-    gaps = {gap["benchmark"]: gap for gap in answer["gaps"]}
-    assert answer["gaps"][0]["status"] == "claim_only"
-    assert gaps[claimed["slug"]]["command"] == (
-        f"bountyboard bench pull {claimed['slug']} --n 200 && bountyboard bench run ./{claimed['slug']} "
-        f"-a <agent> -m anthropic/{model.upper()} && bountyboard bench push ./jobs")
-    assert gaps["terminal-bench"]["command"].startswith(
-        "bountyboard bench run terminal-bench@2.0 --benchmark terminal-bench -a <agent> -m ")
-    assert thin["slug"] in gaps and "gsm8k" in gaps
-    assert "humaneval" not in gaps and close["slug"] not in gaps and unclaimed["slug"] not in gaps
-    assert sum(answer["summary"].values()) == len(answer["data"])
-
-
-def test_reproduced_with_every_trial_errored_is_inconclusive(server: LiveServer, admin: Admin) -> None:
-    operator = admin.account()
-    model = f"crashy-{uuid.uuid4().hex[:8]}"
-    record = custom_benchmark(admin)
-    operator.http.post("/v1/runs", json=payload(record["slug"], model, trials=[
-        trial("a", None, error="Timeout"), trial("b", None, error="Timeout")], claim={
-        "value": 0.5, "sourceUrl": "https://example.org"}))
-    item = next(i for i in anonymous(server).get("/v1/bench/reproduced", params={"model": model}).json()["data"]
-                if i["benchmark"] == record["slug"])
-    assert item["status"] == "inconclusive"
-    assert item["measured"]["mean"] is None and item["measured"]["nErrors"] == 2
 
 
 def test_reproduced_uses_registry_claims_through_aliases(server: LiveServer) -> None:

@@ -1,11 +1,11 @@
-"""Tables of the benchmark hub: benchmark records and uploaded runs."""
+"""Tables of the benchmark hub: benchmark records, uploaded runs and the pools reads are served from."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.db import Base, JSONType, UTCDateTime
@@ -44,12 +44,20 @@ class Run(Base):
     harness_version: Mapped[str] = mapped_column(String(100))
     dataset_ref: Mapped[str] = mapped_column(String(300))
     dataset_revision: Mapped[str | None] = mapped_column(String(100))
+    dataset_seed: Mapped[int | None] = mapped_column(BigInteger)
+    dataset_row_ids: Mapped[list[str] | None] = mapped_column(JSONType)
+    # Harbor's per-key means, the key `score` is the mean of, and pass@k ({"k": value}).
+    metrics: Mapped[dict[str, float]] = mapped_column(JSONType)
+    primary_metric: Mapped[str] = mapped_column(String(64))
+    pass_at_k: Mapped[dict[str, float]] = mapped_column(JSONType)
     score: Mapped[float | None] = mapped_column(Float)
     stderr: Mapped[float | None] = mapped_column(Float)
+    # Every primary value was the metric's min or max (pass/fail rewards).
+    binary: Mapped[bool] = mapped_column(Boolean)
     n_tasks: Mapped[int] = mapped_column(Integer)
     n_trials: Mapped[int] = mapped_column(Integer)
     n_errors: Mapped[int] = mapped_column(Integer)
-    # {taskId: [sum of primary rewards, scored attempts]}: what pooling runs by task needs.
+    # {taskId: [sum of the primary reward, trials]} (stats.TaskTally): what pooling runs by task needs.
     task_tally: Mapped[dict[str, list[float]]] = mapped_column(JSONType)
     trials: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
     claim_value: Mapped[float | None] = mapped_column(Float)
@@ -63,3 +71,46 @@ class Run(Base):
     retracted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     retraction_reason: Mapped[str | None] = mapped_column(Text)
     retracted_by: Mapped[str | None] = mapped_column(String(40))
+
+
+class Pool(Base):
+    """The non-retracted runs of one (benchmark, model, agent, dataset revision, primary metric,
+    anonymous or not), pooled by task and kept up to date at upload and retraction, so reads cost
+    O(pools) and never O(runs x tasks). Never deleted: a pool emptied by retractions has ``runs = 0``.
+    """
+
+    __tablename__ = "bench_pools"
+    __table_args__ = (UniqueConstraint("benchmark_slug", "model_key", "agent_name", "dataset_revision",
+                                       "primary_metric", "anonymous"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    benchmark_slug: Mapped[str] = mapped_column(ForeignKey("bench_benchmarks.slug"), index=True)
+    model_key: Mapped[str] = mapped_column(String(300), index=True)
+    agent_name: Mapped[str] = mapped_column(String(300))
+    # "" when the uploads named no revision.
+    dataset_revision: Mapped[str] = mapped_column(String(100))
+    primary_metric: Mapped[str] = mapped_column(String(64))
+    anonymous: Mapped[bool] = mapped_column(Boolean)
+    model: Mapped[str] = mapped_column(String(300))
+    runs: Mapped[int] = mapped_column(Integer)
+    # {submitter id: runs} and {dataset ref: runs}, so a retraction can take one run out.
+    submitters: Mapped[dict[str, int]] = mapped_column(JSONType)
+    dataset_refs: Mapped[dict[str, int]] = mapped_column(JSONType)
+    nonbinary_runs: Mapped[int] = mapped_column(Integer)
+    n_trials: Mapped[int] = mapped_column(Integer)
+    n_errors: Mapped[int] = mapped_column(Integer)
+    # {key: sum over trials}; divided by n_trials they are the pooled Harbor means.
+    metric_sums: Mapped[dict[str, float]] = mapped_column(JSONType)
+    task_tally: Mapped[dict[str, list[float]]] = mapped_column(JSONType)
+    # stats.Moments of task_tally, so estimates need no pass over the tasks.
+    n_tasks: Mapped[int] = mapped_column(Integer)
+    sum_total: Mapped[float] = mapped_column(Float)
+    sum_total_sq: Mapped[float] = mapped_column(Float)
+    sum_total_x_trials: Mapped[float] = mapped_column(Float)
+    sum_trials_sq: Mapped[float] = mapped_column(Float)
+    claim_value: Mapped[float | None] = mapped_column(Float)
+    claim_source_url: Mapped[str | None] = mapped_column(String(2000))
+    claim_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Grows at every change: the sum over pools is the validator of the hub's ETags.
+    revision: Mapped[int] = mapped_column(Integer)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard import ratelimit
 from bountyboard.accounts.auth import Actor, require, require_optional, require_role
 from bountyboard.accounts.scopes import Role, Scope
-from bountyboard.benchhub import registry, service
+from bountyboard.benchhub import pools, registry, results, service
 from bountyboard.benchhub.schemas import (
     BenchmarkRecord,
     Leaderboard,
@@ -33,6 +36,10 @@ Session = Annotated[AsyncSession, Depends(get_session)]
 Paging = Annotated[PageParams, Depends(page_params)]
 DAY_SECONDS = 24 * 3600
 INDEX_CACHE_CONTROL = "public, max-age=300, must-revalidate"
+# Hub reads change with every upload: clients keep them and revalidate each time (a 304 is cheap).
+READ_CACHE_CONTROL = "no-cache"
+NOT_MODIFIED: dict[int | str, dict[str, Any]] = {304: {"description": "Not modified (If-None-Match matched the ETag)"}}
+IncludeAnonymous = Annotated[bool, Query(description="false leaves out runs uploaded without an account")]
 
 router = APIRouter(tags=["benchhub"], responses=problem_responses(422))
 
@@ -81,10 +88,24 @@ async def get_benchmark(slug: str, session: Session) -> Response:
     return _json((await service.get_benchmark(session, slug)).record)
 
 
-@router.get("/v1/bench/benchmarks/{slug}/leaderboard", summary="Per-model results on one benchmark",
-            response_model=Leaderboard, responses=problem_responses(404))
-async def benchmark_leaderboard(slug: str, session: Session) -> Leaderboard:
-    return await service.leaderboard(session, slug)
+async def _conditional(request: Request, session: AsyncSession, conditions: Sequence[ColumnElement[bool]],
+                       build: Callable[[], Awaitable[BaseModel]]) -> Response:
+    """Answer 304 when the client's ETag still matches the pools and registry the answer is made of."""
+    await service.ensure_registry(session)
+    query = "&".join(sorted(f"{name}={value}" for name, value in request.query_params.multi_items()))
+    etag = await pools.fingerprint(session, conditions, request.url.path, query)
+    headers = {"ETag": etag, "Cache-Control": READ_CACHE_CONTROL}
+    if _etag_matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=headers)
+    return _json((await build()).model_dump(mode="json"), headers)
+
+
+@router.get("/v1/bench/benchmarks/{slug}/leaderboard", summary="(Model, agent) results on one benchmark",
+            response_model=Leaderboard, responses={**problem_responses(404), **NOT_MODIFIED})
+async def benchmark_leaderboard(slug: str, request: Request, session: Session,
+                                includeAnonymous: IncludeAnonymous = True) -> Response:
+    return await _conditional(request, session, results.leaderboard_conditions(slug),
+                              lambda: results.leaderboard(session, slug, include_anonymous=includeAnonymous))
 
 
 @router.put("/v1/admin/bench/benchmarks/{slug}", summary="Add or replace a benchmark record (admin)",
@@ -155,9 +176,11 @@ async def retract_run(id: str, body: RetractBody, session: Session,
 
 
 @router.get("/v1/bench/reproduced", summary="Reproduced results and gaps for a model",
-            response_model=ReproducedAnswer)
+            response_model=ReproducedAnswer, responses=NOT_MODIFIED)
 async def reproduced(
-    session: Session,
+    request: Request, session: Session,
     model: Annotated[str, Query(min_length=1, max_length=300, description="e.g. anthropic/claude-sonnet-4-5")],
-) -> ReproducedAnswer:
-    return await service.reproduced(session, model)
+    includeAnonymous: IncludeAnonymous = True,
+) -> Response:
+    return await _conditional(request, session, results.reproduced_conditions(model),
+                              lambda: results.reproduced(session, model, include_anonymous=includeAnonymous))

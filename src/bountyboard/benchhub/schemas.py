@@ -12,8 +12,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bountyboard.benchhub.stats import primary_reward
-
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 NonNegativeFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 Text = Annotated[str, Field(min_length=1, max_length=300)]
@@ -22,6 +20,7 @@ Slug = Annotated[str, Field(pattern=SLUG_PATTERN, examples=["gsm8k"])]
 HttpUrlText = Annotated[str, Field(pattern=r"^https?://\S+$", max_length=2000)]
 MAX_TRIALS = 20_000
 MAX_REWARD_KEYS = 32
+RewardKey = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^\S+$")]
 
 
 class WireModel(BaseModel):
@@ -36,8 +35,16 @@ class NameVersion(WireModel):
 
 
 class DatasetRef(WireModel):
+    """Which rows were run: runs of different revisions are never pooled."""
+
     ref: Text = Field(description="Dataset id, Harbor reference or harness name.", examples=["openai/gsm8k"])
-    revision: str | None = Field(default=None, max_length=100, examples=["main"])
+    revision: str | None = Field(default=None, max_length=100, description="Dataset revision (commit or tag).",
+                                 examples=["main"])
+    seed: int | None = Field(default=None, strict=True, ge=-(2**63), le=2**63 - 1,
+                             description="Seed `bench pull` sampled the rows with, when it sampled.", examples=[7])
+    rowIds: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=MAX_TRIALS, description="Ids of the dataset rows pulled, in pull order.",
+        examples=[["gsm8k-0042", "gsm8k-0107"]])
 
 
 class TokenCounts(WireModel):
@@ -46,14 +53,16 @@ class TokenCounts(WireModel):
 
 
 class TrialUpload(WireModel):
-    """One attempt of one task. A trial with an error and no reward is an error, not a zero."""
+    """One attempt of one task, counted as Harbor counts it: a trial without rewards (it errored
+    before the verifier wrote any) counts 0 for every key, and still counts in ``nErrors``."""
 
     taskId: Text = Field(examples=["gsm8k-0042"])
     trialName: Text = Field(examples=["gsm8k-0042__a1b2c3"])
-    rewards: dict[Annotated[str, Field(min_length=1, max_length=64)], FiniteFloat] = Field(
-        default_factory=dict, max_length=MAX_REWARD_KEYS,
-        description="Verifier rewards; the primary one is `reward`, or the only key.",
-        examples=[{"reward": 1.0}],
+    rewards: dict[RewardKey, FiniteFloat] | None = Field(
+        default=None, max_length=MAX_REWARD_KEYS,
+        description="Verifier rewards, every key kept (reward.txt gives `reward`; reward.json any keys). "
+                    "Absent, null or {} for a trial that errored before the verifier wrote any.",
+        examples=[{"reward": 1.0}, {"accuracy": 1.0, "latency_ok": 0.0}],
     )
     error: str | None = Field(default=None, max_length=10_000,
                               description="Why the trial failed (exception type and message).")
@@ -66,8 +75,6 @@ class TrialUpload(WireModel):
     def _coherent(self) -> TrialUpload:
         if not self.rewards and not self.error:
             raise ValueError("a trial needs rewards, or an error saying why it has none")
-        if self.rewards and primary_reward(self.rewards) is None:
-            raise ValueError("rewards must contain `reward` or exactly one key (the primary reward)")
         if self.startedAt and self.finishedAt and self.finishedAt < self.startedAt:
             raise ValueError("finishedAt is before startedAt")
         return self
@@ -90,6 +97,10 @@ class RunUpload(WireModel):
     dataset: DatasetRef
     trials: list[TrialUpload] = Field(min_length=1, max_length=MAX_TRIALS)
     claim: ClaimUpload | None = None
+    primaryMetric: RewardKey | None = Field(
+        default=None, description="The reward key `score` is the mean of (`bench push --metric KEY`). Default: "
+        "the benchmark's metric name when the trials carry it, else `reward`, else the only key.",
+        examples=["accuracy"])
     bundleSha256: str = Field(pattern=r"^[0-9a-f]{64}$",
                               description="sha256 of the uploaded job bundle; the same bundle is stored once.")
 
@@ -137,9 +148,17 @@ class RunOut(BaseModel):
     agent: NameVersion
     harness: NameVersion
     dataset: DatasetRef
-    score: float | None = Field(description="Mean over tasks of the primary reward; null if no trial scored.")
-    stderr: float | None = Field(description="Task-clustered standard error of the score.")
-    ci95: Interval | None
+    calibration: bool = Field(description="The agent is a reference agent (`oracle`, `nop`): a harness check, "
+                                          "never ranked.")
+    primaryMetric: str = Field(description="The reward key `score` is the mean of.", examples=["reward"])
+    metrics: dict[str, float] = Field(description="Harbor's mean of every reward key over every trial (a trial "
+                                                  "lacking a key counts 0).", examples=[{"reward": 0.75}])
+    passAtK: dict[str, float] = Field(description="Harbor's pass@k by k; empty unless rewards are single-key 0/1 "
+                                                  "and every task has at least two attempts.",
+                                      examples=[{"2": 0.8, "4": 0.9}])
+    score: float | None = Field(description="`metrics[primaryMetric]`: Harbor's mean over every trial.")
+    stderr: float | None = Field(description="Standard error of the score, clustered by task.")
+    ci95: Interval | None = Field(description="Jeffreys 95% interval on the metric's range (docs/benchhub.md).")
     nTasks: int
     nTrials: int
     nErrors: int
@@ -227,6 +246,8 @@ class BenchmarkRecord(WireModel):
     metric: Metric
     tolerance: Tolerance
     reproducible: bool
+    size: int | None = Field(default=None, ge=1, description="Number of tasks in the split run (for coverage).",
+                             examples=[1319])
     referenceScores: list[ReferenceScore]
     harbor: HarborSection
 
@@ -240,7 +261,37 @@ class RegistryIndex(BaseModel):
     records: list[BenchmarkRecord]
 
 
-# Reproduced results --------------------------------------------------------------------------------
+# Measurements, reproduced results, leaderboards ---------------------------------------------------------
+
+
+class Coverage(BaseModel):
+    tasks: int = Field(description="Tasks measured.")
+    size: int | None = Field(description="Tasks in the benchmark, when the registry records it.")
+    fraction: float | None = Field(description="tasks / size")
+
+
+class Measurement(BaseModel):
+    """The non-retracted runs of one model with one agent on one dataset revision, pooled by task."""
+
+    agent: str
+    calibration: bool = Field(description="A reference agent (`oracle`, `nop`): a harness check, never ranked.")
+    datasetRevision: str | None
+    datasetRefs: list[str]
+    primaryMetric: str
+    mean: float | None = Field(description="Harbor's mean of the primary metric over every pooled trial.")
+    stderr: float | None = Field(description="Standard error, clustered by task.")
+    ci95: Interval | None = Field(description="Jeffreys 95% interval with the task-clustered effective size.")
+    ci90: Interval | None = Field(description="The 90% interval the equivalence test (TOST at 5%) uses.")
+    effectiveTasks: float | None = Field(description="Independent pass/fail observations worth as much.")
+    metrics: dict[str, float] = Field(examples=[{"reward": 0.75}])
+    coverage: Coverage
+    nTasks: int
+    nTrials: int
+    nErrors: int
+    runs: int
+    anonymousRuns: int = Field(description="Runs uploaded without an account.")
+    submitters: int
+    lastRunAt: str
 
 
 class ClaimInfo(BaseModel):
@@ -251,34 +302,37 @@ class ClaimInfo(BaseModel):
     origin: Literal["registry", "run"] = Field(description="A curated reference score, or the claim an upload carried.")
 
 
-class Measured(BaseModel):
-    mean: float | None
-    stderr: float | None
-    ci95: Interval | None
-    nTasks: int
-    nScoredTasks: int
-    nTrials: int
-    nErrors: int
+class Decision(BaseModel):
+    band: Interval = Field(description="claim ± tolerance.abs, inside the metric's range")
+    confidence: float = Field(description="Both decisions are tests at 1 - confidence.", examples=[0.95])
+    extraTasksToDecide: int | None = Field(
+        description="For an inconclusive result: how many more tasks, behaving like those measured, would make it "
+                    "reproduced or discrepant (null when decided, or when no feasible number would).")
 
 
 class ToleranceUsed(BaseModel):
     abs: float
-    combinedStderr: float | None
-    threshold: float | None = Field(description="max(tolerance.abs, 1.96 * combined standard error)")
     rule: str
+
+
+ReproducedStatus = Literal["reproduced", "discrepant", "inconclusive", "runs_only", "claim_only", "gap",
+                           "not_reproducible"]
 
 
 class ReproducedItem(BaseModel):
     benchmark: str
     name: str
     kind: str
-    status: Literal["reproduced", "discrepant", "inconclusive", "runs_only", "claim_only", "gap", "not_reproducible"]
+    status: ReproducedStatus
     reason: str
     claim: ClaimInfo | None
-    measured: Measured | None
+    measured: Measurement | None = Field(description="The measurement the status is decided on: the (agent, "
+                                                     "revision) with the most tasks; calibration agents never count.")
+    otherMeasurements: list[Measurement] = Field(description="This model's other (agent, revision) pools.")
     runs: int
     submitters: int
     delta: float | None = Field(description="measured mean - claim")
+    decision: Decision | None
     tolerance: ToleranceUsed
 
 
@@ -292,26 +346,28 @@ class Gap(BaseModel):
 class ReproducedAnswer(BaseModel):
     model: str
     modelKey: str
+    includeAnonymous: bool
     toleranceRule: str
     summary: dict[str, int]
     data: list[ReproducedItem]
     gaps: list[Gap]
 
 
-class LeaderboardEntry(BaseModel):
-    rank: int
+class LeaderboardEntry(Measurement):
+    """A (model, agent) pair, headed by its dataset revision with the most tasks."""
+
+    rank: int | None = Field(description="Place among models; null for harness checks.")
     model: str
     modelKey: str
-    mean: float | None
-    stderr: float | None
-    ci95: Interval | None
-    nTasks: int
-    runs: int
-    submitters: int
-    lastRunAt: str
+    datasetRevisions: list[str] = Field(description="Every dataset revision this pair was measured on (each a "
+                                                    "separate pool).")
 
 
 class Leaderboard(BaseModel):
     benchmark: str
     metric: Metric
-    data: list[LeaderboardEntry]
+    size: int | None = Field(description="Tasks in the benchmark, when known.")
+    includeAnonymous: bool
+    data: list[LeaderboardEntry] = Field(description="Ranked (model, agent) pairs.")
+    harnessChecks: list[LeaderboardEntry] = Field(description="Runs of reference agents (`oracle`, `nop`): they "
+                                                             "check the harness, never take a place.")

@@ -1,4 +1,7 @@
-"""Decisions of the benchmark hub: the registry in the database, run uploads, reproduced results.
+"""Decisions of the benchmark hub: the registry in the database, run uploads and retractions.
+
+Uploads are counted with Harbor's rule (:mod:`bountyboard.benchhub.stats`) and join their pool in the
+same transaction; leaderboards and reproduced results are read from the pools (:mod:`.results`).
 
 Plain async functions over an ``AsyncSession``, callable without HTTP (the site renders from them).
 Every read first makes sure the shipped registry is in the database (:func:`ensure_registry`).
@@ -8,9 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import shlex
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,28 +23,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from bountyboard.accounts.models import User
-from bountyboard.benchhub import registry, stats
+from bountyboard.benchhub import pools, registry, stats
 from bountyboard.benchhub.aliases import model_key
 from bountyboard.benchhub.models import Benchmark, Run
 from bountyboard.benchhub.schemas import (
-    ClaimInfo,
     ClaimOut,
     DatasetRef,
-    Gap,
     Interval,
-    Leaderboard,
-    LeaderboardEntry,
-    Measured,
-    Metric,
     NameVersion,
-    ReproducedAnswer,
-    ReproducedItem,
     Retraction,
     RunDetail,
     RunOut,
     RunUpload,
     Submitter,
-    ToleranceUsed,
 )
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
@@ -53,10 +44,6 @@ from bountyboard.errors import conflict, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.pagination import PageParams
 
-TOLERANCE_RULE = "|measured - claim| <= max(tolerance.abs, 1.96 * combined standard error)"
-# In the order gaps[] lists them: unchecked claims first, then inconclusive results, then blanks.
-GAP_STATUSES = (stats.Status.CLAIM_ONLY, stats.Status.INCONCLUSIVE, stats.Status.GAP)
-DEFAULT_PULL_ROWS = 200
 _MAX_REPORTED_ERRORS = 20
 
 # Databases (by URL) whose registry this process has already brought up to date.
@@ -188,17 +175,21 @@ class Uploader:
         return "anon_" + digest.hexdigest()[:16]
 
 
-def _interval(low_high: tuple[float, float] | None) -> Interval | None:
-    return Interval(low=low_high[0], high=low_high[1]) if low_high else None
+def _ci95(run: Run, metric: stats.MetricRange) -> Interval | None:
+    interval = stats.Estimate.of_score(run.score, run.stderr, run.n_tasks, run.n_trials, metric, run.binary).ci95
+    return Interval(low=interval[0], high=interval[1]) if interval else None
 
 
-def run_out(run: Run, display_name: str | None = None) -> RunOut:
+def run_out(run: Run, display_name: str | None = None, metric: stats.MetricRange = stats.MetricRange()) -> RunOut:
+    """The wire shape of a stored run; ``metric`` is its benchmark's range."""
     return RunOut(
         id=run.id, benchmark=run.benchmark_slug, model=run.model, modelKey=run.model_key,
         agent=NameVersion(name=run.agent_name, version=run.agent_version),
         harness=NameVersion(name=run.harness_name, version=run.harness_version),
-        dataset=DatasetRef(ref=run.dataset_ref, revision=run.dataset_revision),
-        score=run.score, stderr=run.stderr, ci95=_interval(stats.ci95(run.score, run.stderr)), nTasks=run.n_tasks,
+        dataset=DatasetRef(ref=run.dataset_ref, revision=run.dataset_revision, seed=run.dataset_seed,
+                           rowIds=run.dataset_row_ids),
+        calibration=pools.is_calibration(run.agent_name), primaryMetric=run.primary_metric, metrics=run.metrics,
+        passAtK=run.pass_at_k, score=run.score, stderr=run.stderr, ci95=_ci95(run, metric), nTasks=run.n_tasks,
         nTrials=run.n_trials, nErrors=run.n_errors,
         claim=ClaimOut(value=run.claim_value, sourceUrl=run.claim_source_url or "")
         if run.claim_value is not None else None,
@@ -211,8 +202,13 @@ def run_out(run: Run, display_name: str | None = None) -> RunOut:
     )
 
 
-def run_detail(run: Run, display_name: str | None = None) -> RunDetail:
-    return RunDetail(**run_out(run, display_name).model_dump(), trials=run.trials)
+def run_detail(run: Run, display_name: str | None = None, metric: stats.MetricRange = stats.MetricRange()) -> RunDetail:
+    return RunDetail(**run_out(run, display_name, metric).model_dump(), trials=run.trials)
+
+
+async def _metric_ranges(session: AsyncSession) -> dict[str, stats.MetricRange]:
+    records = (await session.execute(select(Benchmark.slug, Benchmark.record))).tuples()
+    return {slug: pools.metric_range(record) for slug, record in records}
 
 
 def _with_names(query: Select[Any]) -> Select[Any]:
@@ -229,49 +225,62 @@ async def _find_by_bundle(session: AsyncSession, bundle_sha256: str) -> tuple[Ru
     return (row[0], row[1]) if row else None
 
 
-def _check_against_registry(upload: RunUpload, record: dict[str, Any]) -> None:
+def _count(upload: RunUpload, record: dict[str, Any]) -> stats.RunCount:
+    """Count the trials Harbor's way; refuse values the benchmark's metric cannot take."""
     metric = record["metric"]
+    rows = [(trial.taskId, trial.rewards or None, trial.error) for trial in upload.trials]
+    try:
+        count = stats.count_run(rows, registry_key=metric["name"], override=upload.primaryMetric,
+                                metric=pools.metric_range(record))
+    except stats.AmbiguousPrimaryKeyError as exc:
+        raise invalid(f"No primary metric: {exc}.", [{"field": "primaryMetric", "message": str(exc)}],
+                      code="ambiguous_metric") from exc
     low, high = metric["min"], metric["max"]
     errors: list[dict[str, str]] = []
-    for index, trial in enumerate(upload.trials):
-        value = stats.primary_reward(trial.rewards)
-        if value is not None and not low <= value <= high:
-            errors.append({"field": f"trials.{index}.rewards",
-                           "message": f"primary reward {value} is outside [{low}, {high}] of {metric['name']}"})
+    key = count.primary_metric
+    for index, (_, rewards, _) in enumerate(rows):
+        if rewards and key in rewards and not low <= rewards[key] <= high:
+            errors.append({"field": f"trials.{index}.rewards.{key}",
+                           "message": f"{rewards[key]} is outside [{low}, {high}] of {metric['name']}"})
     if upload.claim is not None and not low <= upload.claim.value <= high:
         errors.append({"field": "claim.value", "message": f"{upload.claim.value} is outside [{low}, {high}]"})
     if errors:
         shown = errors[:_MAX_REPORTED_ERRORS]
         raise invalid(f"{len(errors)} value(s) are impossible for {record['slug']}: {shown[0]['message']}.",
                       shown, code="impossible_score")
+    return count
 
 
 async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploader) -> tuple[RunOut, bool]:
-    """Store a run, or answer the stored one when its bundle was uploaded before (``duplicate``)."""
+    """Store a run and fold it into its pool, or answer the stored one when its bundle was uploaded
+    before (``duplicate``)."""
     existing = await _find_by_bundle(session, upload.bundleSha256)
     if existing is not None:
-        return run_out(*existing), True
+        return run_out(*existing, metric=(await _metric_ranges(session))[existing[0].benchmark_slug]), True
     await ensure_registry(session)
     benchmark = await session.get(Benchmark, upload.benchmark)
     if benchmark is None:
         raise invalid(f"No benchmark {upload.benchmark!r} in the registry; search with GET /v1/bench/benchmarks.",
                       [{"field": "benchmark", "message": "unknown benchmark slug"}], code="unknown_benchmark")
-    _check_against_registry(upload, benchmark.record)
-    estimate, tally = stats.estimate_trials((t.taskId, t.rewards, t.error) for t in upload.trials)
+    count = _count(upload, benchmark.record)
     run = Run(
         id=new_id("run"), benchmark_slug=benchmark.slug, model=upload.model, model_key=model_key(upload.model),
         agent_name=upload.agent.name, agent_version=upload.agent.version, harness_name=upload.harness.name,
         harness_version=upload.harness.version, dataset_ref=upload.dataset.ref,
-        dataset_revision=upload.dataset.revision, score=estimate.mean, stderr=estimate.stderr,
-        n_tasks=estimate.n_tasks, n_trials=estimate.n_trials, n_errors=estimate.n_errors, task_tally=tally.tasks,
-        trials=[trial.model_dump(mode="json") for trial in upload.trials],
+        dataset_revision=upload.dataset.revision, dataset_seed=upload.dataset.seed,
+        dataset_row_ids=upload.dataset.rowIds,
+        trials=[trial.model_dump(mode="json", exclude_none=True) for trial in upload.trials],
         claim_value=upload.claim.value if upload.claim else None,
         claim_source_url=upload.claim.sourceUrl if upload.claim else None,
         bundle_sha256=upload.bundleSha256, submitter_kind="user" if uploader.user_id else "anonymous",
         submitter_id=uploader.submitter_id, user_id=uploader.user_id, bot_id=uploader.bot_id, created_at=now(),
     )
-    session.add(run)
+    pools.store_count(run, count)
+    metric = pools.metric_range(benchmark.record)
     try:
+        session.add(run)
+        await session.flush()
+        await pools.join(session, run)
         await session.commit()
     except IntegrityError:
         # The same bundle was stored by a concurrent upload: answer that one.
@@ -279,15 +288,15 @@ async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploade
         raced = await _find_by_bundle(session, upload.bundleSha256)
         if raced is None:
             raise
-        return run_out(*raced), True
-    return run_out(run, uploader.display_name), False
+        return run_out(*raced, metric=metric), True
+    return run_out(run, uploader.display_name, metric), False
 
 
 async def get_run(session: AsyncSession, run_id: str) -> RunDetail:
     row = (await session.execute(_with_names(select(Run).where(Run.id == run_id)))).first()
     if row is None:
         raise not_found("run", run_id)
-    return run_detail(row[0], row[1])
+    return run_detail(row[0], row[1], (await _metric_ranges(session))[row[0].benchmark_slug])
 
 
 async def list_runs(session: AsyncSession, params: PageParams, *, benchmark: str | None = None,
@@ -307,7 +316,8 @@ async def list_runs(session: AsyncSession, params: PageParams, *, benchmark: str
         _with_names(select(Run).options(*_SUMMARY).where(*conditions)).order_by(Run.created_at.desc(), Run.id.desc())
         .offset(params.offset).limit(params.pageSize)
     )).all()
-    return [run_out(row[0], row[1]) for row in rows], total
+    ranges = await _metric_ranges(session)
+    return [run_out(row[0], row[1], ranges[row[0].benchmark_slug]) for row in rows], total
 
 
 async def retract_run(session: AsyncSession, run_id: str, reason: str, admin_id: str) -> RunOut:
@@ -319,127 +329,7 @@ async def retract_run(session: AsyncSession, run_id: str, reason: str, admin_id:
     run.retracted_at = now()
     run.retraction_reason = reason
     run.retracted_by = admin_id
+    await session.flush()
+    await pools.rebuild(session, run)
     await session.commit()
     return await get_run(session, run_id)
-
-
-# Pooled estimates, leaderboard, reproduced ---------------------------------------------------------
-
-
-@dataclass
-class _Pool:
-    """Non-retracted runs of one model on one benchmark, pooled by task."""
-
-    tally: stats.Tally
-    runs: int = 0
-    submitters: frozenset[str] = frozenset()
-    model: str = ""
-    last_run_at: datetime | None = None
-    claim: ClaimInfo | None = None
-
-
-_POOL_COLUMNS = (Run.benchmark_slug, Run.model, Run.model_key, Run.task_tally, Run.n_trials, Run.n_errors,
-                 Run.submitter_id, Run.created_at, Run.claim_value, Run.claim_source_url)
-
-
-def _pool(rows: Iterable[Any], key: Any) -> dict[Any, _Pool]:
-    pools: dict[Any, _Pool] = defaultdict(lambda: _Pool(stats.Tally()))
-    for row in sorted(rows, key=lambda r: r.created_at):
-        pool = pools[key(row)]
-        pool.tally.merge(row.task_tally, row.n_trials, row.n_errors)
-        pool.runs += 1
-        pool.submitters = pool.submitters | {row.submitter_id}
-        pool.model = row.model
-        pool.last_run_at = row.created_at
-        if row.claim_value is not None:
-            pool.claim = ClaimInfo(value=row.claim_value, sourceUrl=row.claim_source_url or "",
-                                   date=(rfc3339(row.created_at) or "")[:10], stderr=None, origin="run")
-    return pools
-
-
-def _measured(estimate: stats.Estimate) -> Measured:
-    return Measured(mean=estimate.mean, stderr=estimate.stderr, ci95=_interval(estimate.ci95),
-                    nTasks=estimate.n_tasks, nScoredTasks=estimate.n_scored_tasks, nTrials=estimate.n_trials,
-                    nErrors=estimate.n_errors)
-
-
-async def leaderboard(session: AsyncSession, slug: str) -> Leaderboard:
-    benchmark = await get_benchmark(session, slug)
-    rows = (await session.execute(
-        select(*_POOL_COLUMNS).where(Run.benchmark_slug == slug, Run.retracted_at.is_(None))
-    )).all()
-    higher = benchmark.record["metric"]["higherIsBetter"]
-    pools = _pool(rows, key=lambda row: row.model_key)
-    scored = [(key, pool, stats.estimate(pool.tally)) for key, pool in pools.items()]
-    # Unscored models (every trial errored) go last whichever way the metric points.
-    scored.sort(key=lambda item: (item[2].mean is None, -(item[2].mean or 0.0) if higher else (item[2].mean or 0.0)))
-    entries = [
-        LeaderboardEntry(rank=rank, model=pool.model, modelKey=key, mean=estimate.mean, stderr=estimate.stderr,
-                         ci95=_interval(estimate.ci95), nTasks=estimate.n_scored_tasks, runs=pool.runs,
-                         submitters=len(pool.submitters), lastRunAt=rfc3339(pool.last_run_at) or "")
-        for rank, (key, pool, estimate) in enumerate(scored, start=1)
-    ]
-    return Leaderboard(benchmark=slug, metric=Metric(**benchmark.record["metric"]), data=entries)
-
-
-def _registry_claim(record: dict[str, Any], key: str) -> ClaimInfo | None:
-    matching = [ref for ref in record["referenceScores"] if model_key(ref["model"]) == key]
-    if not matching:
-        return None
-    latest = max(matching, key=lambda ref: ref["date"])
-    return ClaimInfo(value=latest["value"], sourceUrl=latest["sourceUrl"], date=latest["date"],
-                     stderr=latest.get("stderr"), origin="registry")
-
-
-def gap_command(record: dict[str, Any], model: str) -> str:
-    """The bench commands that produce and upload a run of ``model`` on this benchmark."""
-    slug = record["slug"]
-    adapter = record["harbor"]["adapter"]
-    quoted = shlex.quote(model)
-    if adapter["kind"] == "hf_rows":
-        run = (f"bountyboard bench pull {slug} --n {DEFAULT_PULL_ROWS} && "
-               f"bountyboard bench run ./{slug} -a <agent> -m {quoted}")
-    else:
-        run = f"bountyboard bench run {adapter['ref']} --benchmark {slug} -a <agent> -m {quoted}"
-    return f"{run} && bountyboard bench push ./jobs"
-
-
-async def reproduced(session: AsyncSession, model: str) -> ReproducedAnswer:
-    """For every benchmark: what is claimed for ``model``, what was measured, and whether they agree."""
-    await ensure_registry(session)
-    key = model_key(model)
-    benchmarks: Sequence[Benchmark] = list(
-        (await session.execute(select(Benchmark).order_by(Benchmark.slug))).scalars())
-    rows = (await session.execute(
-        select(*_POOL_COLUMNS).where(Run.model_key == key, Run.retracted_at.is_(None))
-    )).all()
-    pools = _pool(rows, key=lambda row: row.benchmark_slug)
-    items: list[ReproducedItem] = []
-    gaps: list[Gap] = []
-    for benchmark in benchmarks:
-        record = benchmark.record
-        pool = pools.get(benchmark.slug)
-        claim = _registry_claim(record, key) or (pool.claim if pool else None)
-        estimate = stats.estimate(pool.tally) if pool else None
-        tolerance = float(record["tolerance"]["abs"])
-        verdict = stats.verdict(
-            has_runs=pool is not None, measured=estimate, claim=claim.value if claim else None,
-            claim_stderr=claim.stderr if claim else None, tolerance_abs=tolerance,
-            reproducible=benchmark.reproducible,
-        )
-        items.append(ReproducedItem(
-            benchmark=benchmark.slug, name=benchmark.name, kind=benchmark.kind, status=verdict.status.value,
-            reason=verdict.reason, claim=claim, measured=_measured(estimate) if estimate else None,
-            runs=pool.runs if pool else 0, submitters=len(pool.submitters) if pool else 0, delta=verdict.delta,
-            tolerance=ToleranceUsed(abs=tolerance, combinedStderr=verdict.combined_stderr,
-                                    threshold=verdict.threshold, rule=TOLERANCE_RULE),
-        ))
-        if verdict.status in GAP_STATUSES and benchmark.reproducible:
-            gaps.append(Gap(benchmark=benchmark.slug, status=verdict.status.value, reason=verdict.reason,
-                            command=gap_command(record, model)))
-    gaps.sort(key=lambda gap: GAP_STATUSES.index(stats.Status(gap.status)))
-    summary: dict[str, int] = {status.value: 0 for status in stats.Status}
-    for item in items:
-        summary[item.status] += 1
-    return ReproducedAnswer(model=model, modelKey=key, toleranceRule=TOLERANCE_RULE, summary=summary,
-                            data=items, gaps=gaps)

@@ -10,6 +10,13 @@ Counting follows Harbor 0.25.0 (``harbor.metrics.mean.Mean`` over every trial of
 * ``pass@k`` only for single-key binary rewards, k in {2, 4, 8, ...} and {5, 10, 15, ...} up to the
   fewest attempts of any task, averaged over tasks with the unbiased estimator.
 
+Uncertainty treats tasks as the independent units (attempts of one task are correlated): the
+score's variance is the cluster-robust variance of a ratio mean, turned into an effective sample
+size, and the interval is Jeffreys' (Beta quantiles) on the metric's range rescaled to [0, 1], so it
+never leaves the range and behaves at 0 and 1. A claim is ``reproduced`` when a two one-sided test
+(TOST) at 5% puts the score within ``claim ± tolerance`` (the 90% interval lies inside that band),
+``discrepant`` when the 95% interval lies outside the band, ``inconclusive`` otherwise.
+
 docs/benchhub.md has worked examples.
 """
 
@@ -18,8 +25,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
+
+from scipy.special import betaincinv
 
 # Harbor's result.json may carry integer rewards; both count as numbers.
 Rewards = Mapping[str, float]
@@ -126,98 +135,159 @@ def _task_pass_at_k(n: int, correct: int, k: int) -> float:
     return 1.0 - math.prod((n - correct - i) / (n - i) for i in range(k))
 
 
-Z95 = 1.96
-# Fewer scored tasks than this and the spread between tasks cannot be estimated.
+# Per-task tallies --------------------------------------------------------------------------------
+
+# {task id: [sum of the primary reward over the task's trials, number of trials]}; an errored trial
+# without rewards adds (0, 1), as in Harbor's mean.
+TaskTally = dict[str, list[float]]
+# Fewer tasks than this and the spread between tasks cannot be estimated.
 MIN_TASKS_FOR_ERROR = 2
 
 
-def primary_reward(rewards: Mapping[str, float]) -> float | None:
-    """The reward a score is made of: ``reward`` when present, else the only key, else none."""
-    if "reward" in rewards:
-        return rewards["reward"]
-    if len(rewards) == 1:
-        return next(iter(rewards.values()))
-    return None
+def primary_value(rewards: Rewards | None, key: str) -> float:
+    """What one trial adds to the score: its value of ``key``, 0 when it has none."""
+    return float(rewards.get(key, 0.0)) if rewards else 0.0
 
 
-@dataclass
-class Tally:
-    """Per task: the sum and number of scored attempts, plus how many trials there were at all."""
+def task_tally(trials: Iterable[TrialRow], key: str) -> TaskTally:
+    tally: TaskTally = {}
+    for task_id, rewards, _ in trials:
+        cell = tally.setdefault(task_id, [0.0, 0])
+        cell[0] += primary_value(rewards, key)
+        cell[1] += 1
+    return tally
 
-    tasks: dict[str, list[float]] = field(default_factory=dict)
-    n_trials: int = 0
-    n_errors: int = 0
 
-    def add(self, task_id: str, rewards: Mapping[str, float], error: str | None) -> None:
-        self.n_trials += 1
-        if error:
-            self.n_errors += 1
-        cell = self.tasks.setdefault(task_id, [0.0, 0])
-        value = primary_reward(rewards)
-        if value is not None:
-            cell[0] += value
-            cell[1] += 1
+def add_tally(into: TaskTally, other: Mapping[str, Sequence[float]], sign: int = 1) -> None:
+    """Pool ``other`` into ``into`` (``sign=-1`` takes it out again); emptied tasks disappear."""
+    for task_id, (total, count) in other.items():
+        cell = into.setdefault(task_id, [0.0, 0])
+        cell[0] += sign * total
+        cell[1] += sign * count
+        if cell[1] <= 0:
+            del into[task_id]
 
-    def merge(self, tasks: Mapping[str, list[float]], n_trials: int, n_errors: int) -> None:
-        """Pool another run's tally in (same task ids are the same cluster)."""
-        self.n_trials += n_trials
-        self.n_errors += n_errors
-        for task_id, (total, count) in tasks.items():
-            cell = self.tasks.setdefault(task_id, [0.0, 0])
-            cell[0] += total
-            cell[1] += count
+
+@dataclass(frozen=True)
+class Moments:
+    """Sums over tasks of a tally, enough for the mean and its cluster-robust variance in O(1).
+
+    With ``S`` a task's reward sum and ``M`` its trial count: ``n`` tasks, ``Σ M``, ``Σ S``,
+    ``Σ S²``, ``Σ S·M`` and ``Σ M²``.
+    """
+
+    n_tasks: int = 0
+    trials: float = 0.0
+    total: float = 0.0
+    total_sq: float = 0.0
+    total_x_trials: float = 0.0
+    trials_sq: float = 0.0
+
+    @classmethod
+    def of(cls, tally: Mapping[str, Sequence[float]]) -> Moments:
+        cells = [(float(total), float(count)) for total, count in tally.values() if count > 0]
+        return cls(
+            n_tasks=len(cells), trials=math.fsum(m for _, m in cells), total=math.fsum(s for s, _ in cells),
+            total_sq=math.fsum(s * s for s, _ in cells), total_x_trials=math.fsum(s * m for s, m in cells),
+            trials_sq=math.fsum(m * m for _, m in cells),
+        )
 
     @property
-    def task_means(self) -> list[float]:
-        return [total / count for total, count in self.tasks.values() if count]
+    def mean(self) -> float | None:
+        """Harbor's mean: every trial weighs the same."""
+        return self.total / self.trials if self.trials else None
+
+    @property
+    def variance(self) -> float | None:
+        """Cluster-robust (by task) variance of :attr:`mean`, with the ``n / (n - 1)`` correction.
+
+        ``n / (n - 1) · Σ (S - mean·M)² / (Σ M)²``; undefined for fewer than two tasks.
+        """
+        mean = self.mean
+        if mean is None or self.n_tasks < MIN_TASKS_FOR_ERROR:
+            return None
+        residual = self.total_sq - 2 * mean * self.total_x_trials + mean * mean * self.trials_sq
+        return max(residual, 0.0) * self.n_tasks / (self.n_tasks - 1) / (self.trials * self.trials)
+
+
+
+# Intervals and decisions ---------------------------------------------------------------------------
+
+EQUIVALENCE_CONFIDENCE = 0.90  # TOST at 5%: both one-sided tests at 5% <=> the 90% interval
+DIFFERENCE_CONFIDENCE = 0.95  # the band is excluded at 5%, whichever side the data fall on
+MAX_EXTRA_TASKS = 1_000_000
+
+
+@dataclass(frozen=True)
+class MetricRange:
+    low: float = 0.0
+    high: float = 1.0
+
+    def to_unit(self, value: float) -> float:
+        return min(max((value - self.low) / (self.high - self.low), 0.0), 1.0)
+
+    def from_unit(self, value: float) -> float:
+        return self.low + value * (self.high - self.low)
 
 
 @dataclass(frozen=True)
 class Estimate:
+    """A score with its uncertainty. ``binary``: every primary value was the range's min or max."""
+
     mean: float | None
-    stderr: float | None
+    variance: float | None
     n_tasks: int
-    n_scored_tasks: int
     n_trials: int
-    n_errors: int
+    metric: MetricRange = MetricRange()
+    binary: bool = True
+
+    @classmethod
+    def of(cls, moments: Moments, metric: MetricRange = MetricRange(), binary: bool = True) -> Estimate:
+        return cls(moments.mean, moments.variance, moments.n_tasks, int(moments.trials), metric, binary)
+
+    @classmethod
+    def of_score(cls, score: float | None, stderr: float | None, n_tasks: int, n_trials: int,
+                 metric: MetricRange = MetricRange(), binary: bool = True) -> Estimate:
+        """From stored columns (a run's score and standard error)."""
+        return cls(score, stderr * stderr if stderr is not None else None, n_tasks, n_trials, metric, binary)
+
+    @property
+    def stderr(self) -> float | None:
+        return math.sqrt(self.variance) if self.variance is not None else None
+
+    def effective_size(self, scale: float = 1.0) -> float | None:
+        """Independent binary observations carrying the same information as these tasks.
+
+        ``p(1 - p) / var`` on the unit scale (the design-effect adjustment of Korn and Graubard);
+        binary rewards never count more than their trials; a spread of zero (every task alike, or a
+        mean of exactly 0 or 1) counts one observation per task. ``scale`` multiplies the tasks.
+        """
+        if self.mean is None:
+            return None
+        p = self.metric.to_unit(self.mean)
+        variance = self.variance
+        unit_variance = variance / (self.metric.high - self.metric.low) ** 2 if variance is not None else 0.0
+        if unit_variance <= 0 or p in (0.0, 1.0):
+            return self.n_tasks * scale
+        size = p * (1 - p) / unit_variance
+        if self.binary:
+            size = min(size, self.n_trials)
+        return size * scale
+
+    def interval(self, confidence: float, scale: float = 1.0) -> tuple[float, float] | None:
+        """Jeffreys' interval at ``confidence`` on the metric's range; None without a score."""
+        size = self.effective_size(scale)
+        if size is None or self.mean is None:
+            return None
+        p = self.metric.to_unit(self.mean)
+        successes, tail = p * size, (1 - confidence) / 2
+        low = 0.0 if p == 0.0 else float(betaincinv(successes + 0.5, size - successes + 0.5, tail))
+        high = 1.0 if p == 1.0 else float(betaincinv(successes + 0.5, size - successes + 0.5, 1 - tail))
+        return self.metric.from_unit(low), self.metric.from_unit(high)
 
     @property
     def ci95(self) -> tuple[float, float] | None:
-        return ci95(self.mean, self.stderr)
-
-
-def ci95(mean: float | None, stderr: float | None) -> tuple[float, float] | None:
-    """The 95% interval ``mean ± 1.96 se``, when both are known."""
-    if mean is None or stderr is None:
-        return None
-    return mean - Z95 * stderr, mean + Z95 * stderr
-
-
-def clustered_mean(task_means: list[float]) -> tuple[float | None, float | None]:
-    """Mean of the task means and its task-clustered standard error."""
-    n = len(task_means)
-    if n == 0:
-        return None, None
-    mean = math.fsum(task_means) / n
-    if n < MIN_TASKS_FOR_ERROR:
-        return mean, None
-    variance = math.fsum((value - mean) ** 2 for value in task_means) / (n - 1)
-    return mean, math.sqrt(variance / n)
-
-
-def estimate(tally: Tally) -> Estimate:
-    means = tally.task_means
-    mean, stderr = clustered_mean(means)
-    return Estimate(mean=mean, stderr=stderr, n_tasks=len(tally.tasks), n_scored_tasks=len(means),
-                    n_trials=tally.n_trials, n_errors=tally.n_errors)
-
-
-def estimate_trials(trials: Iterable[tuple[str, Mapping[str, float], str | None]]) -> tuple[Estimate, Tally]:
-    """Score one run from its ``(taskId, rewards, error)`` trials."""
-    tally = Tally()
-    for task_id, rewards, error in trials:
-        tally.add(task_id, rewards, error)
-    return estimate(tally), tally
+        return self.interval(DIFFERENCE_CONFIDENCE)
 
 
 class Status(StrEnum):
@@ -233,41 +303,118 @@ class Status(StrEnum):
 @dataclass(frozen=True)
 class Verdict:
     status: Status
-    delta: float | None = None
-    combined_stderr: float | None = None
-    threshold: float | None = None
     reason: str = ""
+    delta: float | None = None
+    band: tuple[float, float] | None = None
+    equivalence_interval: tuple[float, float] | None = None
+    difference_interval: tuple[float, float] | None = None
+    extra_tasks: int | None = None
 
 
-def verdict(
-    *, has_runs: bool, measured: Estimate | None, claim: float | None, claim_stderr: float | None,
-    tolerance_abs: float, reproducible: bool,
-) -> Verdict:
-    """Decide the status of one (model, benchmark) pair.
+def _band(claim: float, tolerance: float, metric: MetricRange) -> tuple[float, float]:
+    return max(claim - tolerance, metric.low), min(claim + tolerance, metric.high)
 
-    With runs and a claim: ``reproduced`` when ``|measured - claim| <= max(tolerance.abs, 1.96 *
-    combined standard error)``, ``discrepant`` otherwise, ``inconclusive`` when the runs cannot
-    support a comparison (no scored trial, or fewer than two scored tasks). The combined standard
-    error is ``sqrt(se_measured^2 + se_claim^2)`` (a claim without a published error adds 0).
+
+def decide(estimate: Estimate, claim: float, tolerance: float, scale: float = 1.0) -> Status:
+    """``reproduced``, ``discrepant`` or ``inconclusive``; ``scale`` imagines that many times the tasks."""
+    band = _band(claim, tolerance, estimate.metric)
+    equivalence = estimate.interval(EQUIVALENCE_CONFIDENCE, scale)
+    difference = estimate.interval(DIFFERENCE_CONFIDENCE, scale)
+    if equivalence is None or difference is None:
+        return Status.INCONCLUSIVE
+    if band[0] <= equivalence[0] and equivalence[1] <= band[1]:
+        return Status.REPRODUCED
+    if difference[1] < band[0] or difference[0] > band[1]:
+        return Status.DISCREPANT
+    return Status.INCONCLUSIVE
+
+
+def extra_tasks_to_decide(estimate: Estimate, claim: float, tolerance: float) -> int | None:
+    """How many more tasks, if they behaved like those measured, would make the decision.
+
+    None when the result is decisive already, or when even ``MAX_EXTRA_TASKS`` more would not do
+    (a mean on the edge of the band). The decision is monotone in the number of tasks, so the
+    smallest number is found by doubling then bisecting.
     """
+    n = estimate.n_tasks
+    if n == 0 or decide(estimate, claim, tolerance) is not Status.INCONCLUSIVE:
+        return None
+
+    def decisive(extra: int) -> bool:
+        return decide(estimate, claim, tolerance, (n + extra) / n) is not Status.INCONCLUSIVE
+
+    high = 1
+    while not decisive(high):
+        if high >= MAX_EXTRA_TASKS:
+            return None
+        high *= 2
+    low = high // 2  # not decisive (or 0, which is known not to be)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if decisive(middle) else (middle, high)
+    return high
+
+
+def verdict(*, has_runs: bool, measured: Estimate | None, claim: float | None, tolerance: float,
+            reproducible: bool) -> Verdict:
+    """Decide the status of one measurement against one claim (docs/benchhub.md, "Statistics")."""
     if not has_runs:
         if not reproducible:
-            return Verdict(Status.NOT_REPRODUCIBLE, reason="The benchmark cannot be run with the bench workflow.")
+            return Verdict(Status.NOT_REPRODUCIBLE, "The benchmark cannot be run with the bench workflow.")
         if claim is not None:
-            return Verdict(Status.CLAIM_ONLY, reason="A score is claimed but no run has been uploaded.")
-        return Verdict(Status.GAP, reason="No claim and no run yet.")
+            return Verdict(Status.CLAIM_ONLY, "A score is claimed but no run has been uploaded.")
+        return Verdict(Status.GAP, "No claim and no run yet.")
     if claim is None:
-        return Verdict(Status.RUNS_ONLY, reason="Runs exist but no score is claimed to compare with.")
+        return Verdict(Status.RUNS_ONLY, "Runs exist but no score is claimed to compare with.")
     if measured is None or measured.mean is None:
-        return Verdict(Status.INCONCLUSIVE, reason="Every uploaded trial errored: nothing was measured.")
-    delta = measured.mean - claim
-    if measured.stderr is None:
-        return Verdict(Status.INCONCLUSIVE, delta=delta,
-                       reason=f"Fewer than {MIN_TASKS_FOR_ERROR} scored tasks: the error cannot be estimated.")
-    combined = math.hypot(measured.stderr, claim_stderr or 0.0)
-    threshold = max(tolerance_abs, Z95 * combined)
-    if abs(delta) <= threshold:
-        return Verdict(Status.REPRODUCED, delta, combined, threshold,
-                       reason=f"|delta| = {abs(delta):.4g} <= {threshold:.4g}.")
-    return Verdict(Status.DISCREPANT, delta, combined, threshold,
-                   reason=f"|delta| = {abs(delta):.4g} > {threshold:.4g}.")
+        return Verdict(Status.INCONCLUSIVE, "No trial was measured.")
+    band = _band(claim, tolerance, measured.metric)
+    equivalence = measured.interval(EQUIVALENCE_CONFIDENCE)
+    difference = measured.interval(DIFFERENCE_CONFIDENCE)
+    status = decide(measured, claim, tolerance)
+    shown = f"[{band[0]:.4g}, {band[1]:.4g}]"
+    if status is Status.REPRODUCED:
+        reason = f"The 90% interval lies inside claim ± tolerance {shown} (equivalence at 5%)."
+    elif status is Status.DISCREPANT:
+        reason = f"The 95% interval excludes claim ± tolerance {shown}."
+    else:
+        reason = (f"Too uncertain to decide: the 90% interval is not inside {shown} and the 95% interval "
+                  "overlaps it.")
+    return Verdict(status, reason, delta=measured.mean - claim, band=band, equivalence_interval=equivalence,
+                   difference_interval=difference,
+                   extra_tasks=extra_tasks_to_decide(measured, claim, tolerance)
+                   if status is Status.INCONCLUSIVE else None)
+
+
+# One run, counted ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunCount:
+    """Everything the hub stores about a run's numbers; ``bench run`` and ``bench push`` print these."""
+
+    primary_metric: str
+    metrics: dict[str, float]
+    pass_at_k: dict[int, float]
+    tally: TaskTally
+    n_trials: int
+    n_errors: int
+    estimate: Estimate
+
+    @property
+    def score(self) -> float | None:
+        return self.estimate.mean
+
+
+def count_run(trials: Sequence[TrialRow], *, registry_key: str | None = None, override: str | None = None,
+              metric: MetricRange = MetricRange()) -> RunCount:
+    """Count one eval's trials Harbor's way; raises :class:`AmbiguousPrimaryKeyError`."""
+    key = primary_key(reward_keys(rewards for _, rewards, _ in trials), registry_key=registry_key,
+                      override=override)
+    tally = task_tally(trials, key)
+    binary = all(primary_value(rewards, key) in (metric.low, metric.high) for _, rewards, _ in trials)
+    return RunCount(
+        primary_metric=key, metrics=harbor_metrics(trials, empty_key=key), pass_at_k=pass_at_k(trials),
+        tally=tally, n_trials=len(trials), n_errors=sum(1 for _, _, error in trials if error),
+        estimate=Estimate.of(Moments.of(tally), metric, binary),
+    )

@@ -1,5 +1,8 @@
 """The benchmark hub for humans: search, a benchmark's page with its scores chart, a model's page with
-reproduced results and gaps. (``/benchhub/index.json`` is the hub's own static registry.)"""
+reproduced results and gaps. (``/benchhub/index.json`` is the hub's own static registry.)
+
+Both result pages take ``?anonymous=hide`` (a control on the page) to leave anonymous runs out.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from bountyboard.benchhub import results
 from bountyboard.benchhub import service as hub
+from bountyboard.benchhub.aliases import model_key
 from bountyboard.site.charts import score_chart
 from bountyboard.site.pages.public import choice, paging
 from bountyboard.site.web import CurrentVisitor, PageRoute, Session, redirect, render
@@ -16,6 +21,7 @@ from bountyboard.site.web import CurrentVisitor, PageRoute, Session, redirect, r
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 KINDS = ["hf_rows", "harbor_native", "external_harness"]
 HUB_PAGE_SIZE = 24
+ANONYMOUS_CHOICES = ["show", "hide"]
 
 
 @router.get("/benchhub/", response_class=HTMLResponse)
@@ -35,19 +41,28 @@ async def find_model(model: str = "") -> RedirectResponse:
 
 
 @router.get("/benchhub/models/{model:path}", response_class=HTMLResponse)
-async def model_page(request: Request, model: str, visitor: CurrentVisitor, session: Session) -> HTMLResponse:
-    answer = await hub.reproduced(session, model[:300])
-    return render(request, visitor, "bench_model.html", section="benchhub", answer=answer)
+async def model_page(request: Request, model: str, visitor: CurrentVisitor, session: Session,
+                     anonymous: str = "show") -> HTMLResponse:
+    anonymous = choice(anonymous, ANONYMOUS_CHOICES) or "show"
+    answer = await results.reproduced(session, model[:300], include_anonymous=anonymous == "show")
+    return render(request, visitor, "bench_model.html", section="benchhub", answer=answer, anonymous=anonymous)
 
 
 @router.get("/benchhub/{slug}", response_class=HTMLResponse)
-async def benchmark_page(request: Request, slug: str, visitor: CurrentVisitor, session: Session) -> HTMLResponse:
+async def benchmark_page(request: Request, slug: str, visitor: CurrentVisitor, session: Session,
+                         anonymous: str = "show") -> HTMLResponse:
+    anonymous = choice(anonymous, ANONYMOUS_CHOICES) or "show"
     benchmark = await hub.get_benchmark(session, slug)
-    board = await hub.leaderboard(session, slug)
+    board = await results.leaderboard(session, slug, include_anonymous=anonymous == "show")
     record = benchmark.record
-    claims: dict[str, float] = {}
+    latest: dict[str, tuple[str, float]] = {}  # model key -> (model, value) of the latest claim
     for reference in sorted(record["referenceScores"], key=lambda ref: ref["date"] or ""):
-        claims[reference["model"]] = float(reference["value"])  # the latest claim per model wins
-    chart = score_chart([(entry.model, entry.mean, (entry.ci95.low, entry.ci95.high) if entry.ci95 else None)
-                         for entry in board.data], claims, board.metric.min, board.metric.max)
-    return render(request, visitor, "benchmark.html", section="benchhub", record=record, board=board, chart=chart)
+        latest[model_key(reference["model"])] = (reference["model"], float(reference["value"]))
+    rows = [(f"{entry.model} · {entry.agent}", entry) for entry in board.data]
+    claims = {label: latest[entry.modelKey][1] for label, entry in rows if entry.modelKey in latest}
+    measured_keys = {entry.modelKey for entry in board.data}
+    claims.update({model: value for key, (model, value) in latest.items() if key not in measured_keys})
+    chart = score_chart([(label, entry.mean, (entry.ci95.low, entry.ci95.high) if entry.ci95 else None)
+                         for label, entry in rows], claims, board.metric.min, board.metric.max)
+    return render(request, visitor, "benchmark.html", section="benchhub", record=record, board=board, chart=chart,
+                  anonymous=anonymous)

@@ -1,0 +1,242 @@
+"""Pools: the runs of one (benchmark, model, agent, dataset revision, primary metric), tallied by task.
+
+A run joins its pool in the transaction that stores it; a retraction rebuilds the pool from its
+remaining runs. Anonymous and named runs keep separate pools, so leaving anonymous runs out is a
+filter, and leaving them in merges two tallies (O(tasks)). Pooling never mixes agents, dataset
+revisions or primary metrics. Reads use the stored moments and never visit runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session, defer
+
+from bountyboard.benchhub import stats
+from bountyboard.benchhub.models import Benchmark, Pool, Run
+
+# Reference agents: `oracle` applies the reference solution, `nop` does nothing. Their runs check
+# the harness and the verifier (expected near max and min), they do not measure a model.
+CALIBRATION_AGENTS = frozenset({"oracle", "nop"})
+
+
+def is_calibration(agent_name: str) -> bool:
+    return agent_name.lower() in CALIBRATION_AGENTS
+
+
+def metric_range(record: dict[str, Any]) -> stats.MetricRange:
+    return stats.MetricRange(float(record["metric"]["min"]), float(record["metric"]["max"]))
+
+
+def _key(run: Run) -> dict[str, Any]:
+    return {"benchmark_slug": run.benchmark_slug, "model_key": run.model_key, "agent_name": run.agent_name,
+            "dataset_revision": run.dataset_revision or "", "primary_metric": run.primary_metric,
+            "anonymous": run.submitter_kind == "anonymous"}
+
+
+def _empty(model: str) -> dict[str, Any]:
+    return {"model": model, "runs": 0, "submitters": {}, "dataset_refs": {}, "nonbinary_runs": 0, "n_trials": 0,
+            "n_errors": 0, "metric_sums": {}, "task_tally": {}, "n_tasks": 0, "sum_total": 0.0,
+            "sum_total_sq": 0.0, "sum_total_x_trials": 0.0, "sum_trials_sq": 0.0, "claim_value": None,
+            "claim_source_url": None, "claim_at": None, "last_run_at": None}
+
+
+def _set_tally(pool: Pool, tally: stats.TaskTally) -> None:
+    moments = stats.Moments.of(tally)
+    pool.task_tally = tally
+    pool.n_tasks = moments.n_tasks
+    pool.sum_total, pool.sum_total_sq = moments.total, moments.total_sq
+    pool.sum_total_x_trials, pool.sum_trials_sq = moments.total_x_trials, moments.trials_sq
+
+
+def _count(counts: dict[str, int], key: str) -> dict[str, int]:
+    return {**counts, key: counts.get(key, 0) + 1}
+
+
+def add_run(pool: Pool, run: Run) -> None:
+    """Fold one run into its pool (new JSON values are assigned, so the ORM sees the change)."""
+    pool.model = run.model
+    pool.runs += 1
+    pool.submitters = _count(pool.submitters, run.submitter_id)
+    pool.dataset_refs = _count(pool.dataset_refs, run.dataset_ref)
+    pool.nonbinary_runs += 0 if run.binary else 1
+    pool.n_trials += run.n_trials
+    pool.n_errors += run.n_errors
+    sums = dict(pool.metric_sums)
+    for key, mean in run.metrics.items():
+        sums[key] = sums.get(key, 0.0) + mean * run.n_trials
+    pool.metric_sums = sums
+    tally = {task: list(cell) for task, cell in pool.task_tally.items()}
+    stats.add_tally(tally, run.task_tally)
+    _set_tally(pool, tally)
+    if run.claim_value is not None and (pool.claim_at is None or run.created_at >= pool.claim_at):
+        pool.claim_value, pool.claim_source_url, pool.claim_at = run.claim_value, run.claim_source_url, run.created_at
+    if pool.last_run_at is None or run.created_at > pool.last_run_at:
+        pool.last_run_at = run.created_at
+    pool.revision += 1
+
+
+def _refill(pool: Pool, runs: Iterable[Run]) -> None:
+    revision = pool.revision
+    for name, value in _empty(pool.model).items():
+        setattr(pool, name, value)
+    pool.revision = revision
+    for run in sorted(runs, key=lambda r: (r.created_at, r.id)):
+        add_run(pool, run)
+    pool.revision = revision + 1
+
+
+def _same_pool(pool: Pool) -> list[ColumnElement[bool]]:
+    return [Run.benchmark_slug == pool.benchmark_slug, Run.model_key == pool.model_key,
+            Run.agent_name == pool.agent_name, func.coalesce(Run.dataset_revision, "") == pool.dataset_revision,
+            Run.primary_metric == pool.primary_metric,
+            (Run.submitter_kind == "anonymous") == pool.anonymous, Run.retracted_at.is_(None)]
+
+
+_POOL_OF_RUNS = (defer(Run.trials), defer(Run.dataset_row_ids))
+
+
+async def join(session: AsyncSession, run: Run) -> None:
+    """Add a run being stored to its pool, creating the pool if needed, under the pool's row lock."""
+    key = _key(run)
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    await session.execute(insert(Pool).values(**key, **_empty(run.model), revision=0).on_conflict_do_nothing())
+    query = select(Pool).where(*(getattr(Pool, name) == value for name, value in key.items())).with_for_update()
+    pool = (await session.execute(query)).scalar_one()
+    add_run(pool, run)
+
+
+async def rebuild(session: AsyncSession, run: Run) -> None:
+    """After a retraction: recount the run's pool from its remaining runs."""
+    key = _key(run)
+    query = select(Pool).where(*(getattr(Pool, name) == value for name, value in key.items())).with_for_update()
+    pool = (await session.execute(query)).scalar_one()
+    runs = (await session.execute(select(Run).options(*_POOL_OF_RUNS).where(*_same_pool(pool)))).scalars()
+    _refill(pool, runs)
+
+
+def store_count(run: Run, count: stats.RunCount) -> None:
+    """Copy a run's counted numbers onto its row."""
+    run.primary_metric, run.metrics = count.primary_metric, count.metrics
+    run.pass_at_k = {str(k): value for k, value in count.pass_at_k.items()}
+    run.task_tally, run.n_tasks = count.tally, len(count.tally)
+    run.n_trials, run.n_errors, run.binary = count.n_trials, count.n_errors, count.estimate.binary
+    run.score, run.stderr = count.score, count.estimate.stderr
+
+
+def trial_rows(trials: Iterable[dict[str, Any]]) -> list[stats.TrialRow]:
+    """Stored (wire-shaped) trials as counting rows; empty rewards are no rewards."""
+    return [(trial["taskId"], trial.get("rewards") or None, trial.get("error")) for trial in trials]
+
+
+def recount_all(session: Session) -> None:
+    """Migration 0007: recount every stored run with Harbor's rule and build the pools."""
+    records = {slug: record for slug, record in session.execute(select(Benchmark.slug, Benchmark.record))}
+    runs = list(session.execute(select(Run)).scalars())
+    pools: dict[tuple[Any, ...], Pool] = {}
+    for run in runs:
+        record = records[run.benchmark_slug]
+        store_count(run, stats.count_run(trial_rows(run.trials), registry_key=record["metric"]["name"],
+                                         metric=metric_range(record)))
+        if run.retracted_at is not None:
+            continue
+        key = _key(run)
+        pool = pools.setdefault(tuple(key.values()), Pool(**key, **_empty(run.model), revision=0))
+        add_run(pool, run)
+    session.add_all(pools.values())
+
+
+# Reads ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Measurement:
+    """One pool, or a named and an anonymous pool of the same key merged."""
+
+    benchmark: str
+    model: str
+    model_key: str
+    agent: str
+    dataset_revision: str
+    primary_metric: str
+    runs: int
+    anonymous_runs: int
+    submitters: frozenset[str]
+    dataset_refs: frozenset[str]
+    n_trials: int
+    n_errors: int
+    metrics: dict[str, float]
+    estimate: stats.Estimate
+    claim: tuple[float, str, datetime] | None
+    last_run_at: datetime | None
+
+    @property
+    def calibration(self) -> bool:
+        return is_calibration(self.agent)
+
+
+def _measure(rows: Sequence[Pool], tally_of: dict[int, stats.TaskTally], metric: stats.MetricRange) -> Measurement:
+    if len(rows) == 1:
+        row = rows[0]
+        moments = stats.Moments(row.n_tasks, float(row.n_trials), row.sum_total, row.sum_total_sq,
+                                row.sum_total_x_trials, row.sum_trials_sq)
+    else:
+        merged: stats.TaskTally = {}
+        for row in rows:
+            stats.add_tally(merged, tally_of[row.id])
+        moments = stats.Moments.of(merged)
+    latest = max(rows, key=lambda row: row.last_run_at or datetime.min)
+    claims = [row for row in rows if row.claim_at is not None]
+    claimed = max(claims, key=lambda row: row.claim_at or datetime.min) if claims else None
+    n_trials = sum(row.n_trials for row in rows)
+    sums: Counter[str] = Counter()
+    for row in rows:
+        sums.update(row.metric_sums)
+    return Measurement(
+        benchmark=latest.benchmark_slug, model=latest.model, model_key=latest.model_key, agent=latest.agent_name,
+        dataset_revision=latest.dataset_revision, primary_metric=latest.primary_metric,
+        runs=sum(row.runs for row in rows), anonymous_runs=sum(row.runs for row in rows if row.anonymous),
+        submitters=frozenset(s for row in rows for s in row.submitters),
+        dataset_refs=frozenset(ref for row in rows for ref in row.dataset_refs),
+        n_trials=n_trials, n_errors=sum(row.n_errors for row in rows),
+        metrics={key: total / n_trials for key, total in sorted(sums.items())} if n_trials else {},
+        estimate=stats.Estimate.of(moments, metric, binary=all(row.nonbinary_runs == 0 for row in rows)),
+        claim=(claimed.claim_value, claimed.claim_source_url or "", claimed.claim_at)
+        if claimed is not None and claimed.claim_value is not None and claimed.claim_at is not None else None,
+        last_run_at=latest.last_run_at,
+    )
+
+
+async def measurements(session: AsyncSession, conditions: Sequence[ColumnElement[bool]], *,
+                       include_anonymous: bool, metrics: dict[str, stats.MetricRange]) -> list[Measurement]:
+    """The measurements among pools matching ``conditions``; tallies are read only to merge."""
+    where = [*conditions, Pool.runs > 0, *([] if include_anonymous else [Pool.anonymous.is_(False)])]
+    rows = list((await session.execute(select(Pool).options(defer(Pool.task_tally)).where(*where))).scalars())
+    groups: dict[tuple[Any, ...], list[Pool]] = {}
+    for row in rows:
+        key = (row.benchmark_slug, row.model_key, row.agent_name, row.dataset_revision, row.primary_metric)
+        groups.setdefault(key, []).append(row)
+    merging = [row.id for group in groups.values() if len(group) > 1 for row in group]
+    tally_of: dict[int, stats.TaskTally] = {}
+    if merging:
+        tally_of = dict((await session.execute(select(Pool.id, Pool.task_tally).where(Pool.id.in_(merging))))
+                        .tuples().all())
+    return [_measure(group, tally_of, metrics[group[0].benchmark_slug]) for group in groups.values()]
+
+
+async def fingerprint(session: AsyncSession, conditions: Sequence[ColumnElement[bool]], *parts: str) -> str:
+    """A validator that changes whenever a read over these pools, or the registry, could change."""
+    count, revisions = (await session.execute(
+        select(func.count(), func.coalesce(func.sum(Pool.revision), 0)).where(*conditions))).one()
+    records, updated = (await session.execute(select(func.count(), func.max(Benchmark.updated_at)))).one()
+    text = "|".join([str(count), str(revisions), str(records), str(updated), *parts])
+    return '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
