@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint system-deps node-deps harbor-deps perf clean
+.PHONY: run test test-fast lint system-deps node-deps harbor-deps perf clean
 
 # Without the venv module (Debian's python3 lacks it unless python3-venv is installed), virtualenv from PyPI.
 $(VENV)/.runtime: pyproject.toml
@@ -32,9 +32,14 @@ node-deps:
 harbor-deps:
 	./scripts/harbor.sh
 
-## test: install everything and run the whole suite (SQLite always, PostgreSQL when reachable)
+## test: install everything and run the whole suite, fast tier then live tier (SQLite always, PostgreSQL when reachable)
 test: $(VENV)/.dev system-deps node-deps harbor-deps
-	$(BIN)/pytest
+	$(BIN)/pytest tests/unit
+	$(BIN)/pytest --ignore=tests/unit
+
+## test-fast: the fast tier only (no live server, no system packages; under a minute)
+test-fast: $(VENV)/.dev
+	$(BIN)/pytest tests/unit
 
 ## lint: ruff and mypy
 lint: $(VENV)/.dev

@@ -22,11 +22,13 @@ OPERATOR_SCOPES = [
 BOT_SCOPES = [scope for scope in OPERATOR_SCOPES if scope != "agent:manage"]
 ROLE_EXTRA = {"operator": [], "publisher": ["tasks:publish"], "reviewer": ["claims:review"], "admin": ALL_SCOPES}
 _counter = itertools.count()
+# Base URLs served in this process (tests/unit/conftest.py): requests to them go to the app directly.
+IN_PROCESS: dict[str, httpx.BaseTransport] = {}
 
 
 def client(base_url: str, key: str | None = None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.Client(base_url=base_url, headers=headers, timeout=30)
+    return httpx.Client(base_url=base_url, headers=headers, timeout=30, transport=IN_PROCESS.get(base_url))
 
 
 @dataclass
