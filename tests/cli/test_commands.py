@@ -67,7 +67,7 @@ def test_claim_status_submit_and_events(loop_server: tuple[LiveServer, Admin], m
 
     answer = tmp_path / "answer.md"
     answer.write_text("def sort(xs): return sorted(xs)\n")
-    args = ["submit", claim_id, "--type", "text", "--file", str(answer),
+    args = ["submit", claim_id, "--type", "text", "--content-file", str(answer),
             "--attachment", "type=document,fileName=bench.pdf,mimeType=application/pdf,sizeBytes=2048", "--json"]
     first = run_cli(*args, env=env)
     assert first.returncode == 0, first.stderr

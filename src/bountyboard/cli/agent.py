@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -29,11 +31,12 @@ from bountyboard.cli.session import (
     print_json,
     save_config,
 )
-from bountyboard.client import ApiError, Client, Worker, WorkerOptions
+from bountyboard.client import ApiError, Client, Worker, WorkerOptions, attachment_of
 from bountyboard.client.state import default_state_path
 from bountyboard.client.types import Attachment
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print the service's JSON instead of a table.")]
+LARGE_UPLOAD_BYTES = 4 * 1024**2  # uploads above this show a progress bar
 
 tasks_app = typer.Typer(help="Discover tasks.", no_args_is_help=True)
 bots_app = typer.Typer(help="Bot identities (operator keys).", invoke_without_command=True)
@@ -172,22 +175,39 @@ def _attachment(spec: str) -> Attachment:
     return Attachment(**fields)  # type: ignore[typeddict-item]
 
 
+def _uploaded(client: Client, claim_id: str, paths: list[Path]) -> list[Attachment]:
+    """Upload each file (a progress bar on stderr when they are large); their attachments, types inferred."""
+    total = sum(path.stat().st_size for path in paths)
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    with Progress(*columns, console=err_console, transient=True, disable=total < LARGE_UPLOAD_BYTES) as progress:
+        attachments = []
+        for path in paths:
+            bar = progress.add_task(escape(path.name), total=path.stat().st_size)
+            upload = client.upload(claim_id, path, on_progress=partial(progress.advance, bar))
+            attachments.append(attachment_of(upload))
+    return attachments
+
+
 def submit(
     claim_id: str,
     result_type: Annotated[str, typer.Option("--type", help="Artifact type; one of the task's allowed types.")],
     content: Annotated[str | None, typer.Option(help="The result itself, or a durable URL.")] = None,
-    file: Annotated[Path | None, typer.Option(exists=True, dir_okay=False, help="Read the content from a file.")]
-    = None,
+    content_file: Annotated[Path | None, typer.Option(exists=True, dir_okay=False,
+                                                      help="Read the content from a file.")] = None,
+    file: Annotated[list[Path] | None, typer.Option(
+        exists=True, dir_okay=False,
+        help="Upload this file and attach it (its type read from its bytes); repeatable.")] = None,
     attachment: Annotated[list[str] | None, typer.Option(
         help="type=..,fileName=..,mimeType=..,sizeBytes=..[,fileKey=..]; repeatable (at most 10).")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Submit a claim's artifact once (retries replay the same submission)."""
-    if content is not None and file is not None:
-        raise typer.BadParameter("give --content or --file, not both")
-    text = file.read_text(encoding="utf-8") if file else content
+    if content is not None and content_file is not None:
+        raise typer.BadParameter("give --content or --content-file, not both")
+    text = content_file.read_text(encoding="utf-8") if content_file else content
     attachments = [_attachment(spec) for spec in attachment or []]
     with client_session() as client:
+        attachments += _uploaded(client, claim_id, file or [])
         receipt = client.submit(claim_id, result_type, text, attachments or None)
     if as_json:
         print_json(receipt)

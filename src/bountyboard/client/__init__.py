@@ -11,9 +11,9 @@
 
 from bountyboard.client.aio import AsyncClient
 from bountyboard.client.client import Client
-from bountyboard.client.operations import MissingScopeError
+from bountyboard.client.operations import MissingScopeError, attachment_of
 from bountyboard.client.transport import ApiError, AsyncTransport, Transport
 from bountyboard.client.worker import Worker, WorkerOptions
 
 __all__ = ["ApiError", "AsyncClient", "AsyncTransport", "Client", "MissingScopeError", "Transport", "Worker",
-           "WorkerOptions"]
+           "WorkerOptions", "attachment_of"]

@@ -14,7 +14,7 @@ The operations, their scopes, bodies, idempotency keys and crash-safe state are 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,7 +22,16 @@ import httpx
 
 from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
-from bountyboard.client.operations import DEFAULT_BASE_URL, Call, Item, Op, Operations, Sleep, Stream
+from bountyboard.client.operations import (
+    DEFAULT_BASE_URL,
+    Call,
+    FileOp,
+    Item,
+    Operations,
+    PutFile,
+    Sleep,
+    Stream,
+)
 from bountyboard.client.state import StateFile, default_state_path
 from bountyboard.client.transport import AsyncTransport
 
@@ -61,12 +70,14 @@ class AsyncClient:
 
     # Driving the shared operations with awaited I/O --------------------------------------------
 
-    async def _send(self, call: Call) -> Any:
+    async def _send(self, call: Call | PutFile) -> Any:
+        if isinstance(call, PutFile):
+            return await self.transport.put_file(call.url, call.headers, call.chunks(), call.size)
         response = await self.transport.request(call.method, call.path, json=call.body, params=call.params,
                                                 idempotency_key=call.idempotency_key)
         return response.json()
 
-    async def _run(self, op: Op[T]) -> T:
+    async def _run(self, op: FileOp[T]) -> T:
         reply: Any = None
         failure: Exception | None = None
         while True:
@@ -148,6 +159,11 @@ class AsyncClient:
                      idempotency_key: str | None = None) -> t.SubmissionReceipt:
         """Submit a claim's artifact exactly once (see :meth:`Operations.submit`)."""
         return await self._run(self._ops.submit(claim_id, result_type, content, attachments, idempotency_key))
+
+    async def upload(self, claim_id: str, path: str | Path, *, mime_type: str | None = None,
+                     file_name: str | None = None, on_progress: Callable[[int], None] | None = None) -> t.Upload:
+        """Upload a file for a claim (see :meth:`Operations.upload`)."""
+        return await self._run(self._ops.upload(claim_id, Path(path), mime_type, file_name, on_progress))
 
     async def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> dict[str, Any]:
         return await self._run(self._ops.appeal(claim_id, reason, evidence_urls))

@@ -15,13 +15,22 @@ The operations themselves live in :mod:`.operations`, shared with :class:`~bount
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
-from bountyboard.client.operations import DEFAULT_BASE_URL, Call, Item, Op, Operations, Sleep, Stream
+from bountyboard.client.operations import (
+    DEFAULT_BASE_URL,
+    Call,
+    FileOp,
+    Item,
+    Operations,
+    PutFile,
+    Sleep,
+    Stream,
+)
 from bountyboard.client.state import StateFile, default_state_path
 from bountyboard.client.transport import Transport
 
@@ -54,11 +63,13 @@ class Client:
 
     # Driving the shared operations with blocking I/O -------------------------------------------
 
-    def _send(self, call: Call) -> Any:
+    def _send(self, call: Call | PutFile) -> Any:
+        if isinstance(call, PutFile):
+            return self.transport.put_file(call.url, call.headers, call.chunks(), call.size)
         return self.transport.request(call.method, call.path, json=call.body, params=call.params,
                                       idempotency_key=call.idempotency_key).json()
 
-    def _run(self, op: Op[T]) -> T:
+    def _run(self, op: FileOp[T]) -> T:
         reply: Any = None
         failure: Exception | None = None
         while True:
@@ -140,6 +151,12 @@ class Client:
                idempotency_key: str | None = None) -> t.SubmissionReceipt:
         """Submit a claim's artifact exactly once (see :meth:`Operations.submit`)."""
         return self._run(self._ops.submit(claim_id, result_type, content, attachments, idempotency_key))
+
+    def upload(self, claim_id: str, path: str | Path, *, mime_type: str | None = None, file_name: str | None = None,
+               on_progress: Callable[[int], None] | None = None) -> t.Upload:
+        """Upload a file for a claim (see :meth:`Operations.upload`); ``attachment_of`` turns the result into
+        a submission attachment. ``on_progress`` is called with each chunk's size as it leaves."""
+        return self._run(self._ops.upload(claim_id, Path(path), mime_type, file_name, on_progress))
 
     def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> dict[str, Any]:
         return self._run(self._ops.appeal(claim_id, reason, evidence_urls))

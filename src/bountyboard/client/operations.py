@@ -16,17 +16,20 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
 from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
 from bountyboard.client.state import StateFile
 from bountyboard.client.transport import ApiError
+from bountyboard.files.content_types import artifact_type_for, guess_mime_type
 
 T = TypeVar("T")
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+FILE_CHUNK_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,24 @@ class Call:
     params: dict[str, Any] | None = None
     body: Any = None
     idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class PutFile:
+    """Send a file's bytes to an upload URL (the clients' transports do it without the API key)."""
+
+    url: str
+    headers: dict[str, str]
+    path: Path
+    size: int
+    on_progress: Callable[[int], None] | None = None
+
+    def chunks(self) -> Iterator[bytes]:
+        with self.path.open("rb") as file:
+            while chunk := file.read(FILE_CHUNK_BYTES):
+                if self.on_progress is not None:
+                    self.on_progress(len(chunk))
+                yield chunk
 
 
 @dataclass(frozen=True)
@@ -49,6 +70,8 @@ class Item(Generic[T]):
 
 
 Op = Generator[Call, Any, T]
+# An operation that also moves a file's bytes (a generator is covariant in what it yields: every Op is one).
+FileOp = Generator[Call | PutFile, Any, T]
 Stream = Generator[Call | Sleep | Item[T], Any, None]
 
 
@@ -64,6 +87,12 @@ class MissingScopeError(Exception):
 def fingerprint(body: Any) -> str:
     """A digest of a JSON body that does not depend on key order."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def attachment_of(upload: t.Upload, artifact_type: str | None = None) -> t.Attachment:
+    """A submission attachment naming an upload; its artifact type follows the file's media type unless given."""
+    kind = artifact_type or artifact_type_for(upload["mimeType"]).value
+    return cast(t.Attachment, {"type": kind, "fileKey": upload["fileKey"], "fileName": upload["fileName"]})
 
 
 def submission_body(result_type: str, content: str | None,
@@ -204,6 +233,21 @@ class Operations:
         pending.pop(claim_id, None)
         self.state.update(pendingSubmissions=pending)
         return receipt
+
+    def upload(self, claim_id: str, path: Path, mime_type: str | None, file_name: str | None,
+               on_progress: Callable[[int], None] | None) -> FileOp[t.Upload]:
+        """Open an upload slot, PUT the file's bytes where it says, and have the service check them.
+        The media type is read from the bytes when not given."""
+        yield from self._need(Scope.CLAIMS_SUBMIT, "uploading a file")
+        size, digest = path.stat().st_size, hashlib.sha256()
+        with path.open("rb") as file:
+            while chunk := file.read(FILE_CHUNK_BYTES):
+                digest.update(chunk)
+        body = {"fileName": file_name or path.name, "mimeType": mime_type or guess_mime_type(path),
+                "sizeBytes": size, "sha256": digest.hexdigest()}
+        slot = yield Call("POST", f"/v1/agent/claims/{claim_id}/uploads", body=body)
+        yield PutFile(slot["uploadUrl"], slot["headers"], path, size, on_progress)
+        return cast(t.Upload, (yield Call("POST", f"/v1/agent/claims/{claim_id}/uploads/{slot['fileKey']}/complete")))
 
     def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None) -> Op[dict[str, Any]]:
         yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")

@@ -100,6 +100,17 @@ class Attachment(TypedDict, total=False):
     sizeBytes: int
 
 
+class Upload(TypedDict):
+    fileKey: str
+    claimId: str
+    status: str
+    fileName: str
+    mimeType: str
+    sizeBytes: int
+    sha256: str | None
+    expiresAt: str | None
+
+
 class SubmissionReceipt(TypedDict):
     submissionId: str
     claimId: str

@@ -1,0 +1,81 @@
+"""Uploading with the SDK (both clients) and ``bountyboard submit --file``, on each storage backend."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+
+from bountyboard.client import AsyncClient, Client, attachment_of
+from bountyboard.client.state import StateFile
+from tests.client.loop import cli_env, run_cli
+from tests.files import samples
+from tests.files.support import FileServer
+from tests.market.support import Market, claim, ok
+from tests.support.api import Account, Bot
+
+
+def _claimed(market: Market) -> tuple[Account, Bot, str, str]:
+    publisher = market.publisher(funds=100)
+    task = market.task(publisher, "arena", bounty=10)
+    bot = market.operator().bot()
+    return publisher, bot, task["id"], claim(bot, task["id"])
+
+
+def _recorded(publisher: Account, task_id: str) -> list[dict[str, object]]:
+    attachments: list[dict[str, object]] = ok(publisher.http.get(f"/v1/tasks/{task_id}/claims"))["data"][0][
+        "submission"]["attachments"]
+    return attachments
+
+
+def _downloaded(reader: Account | Bot, file_key: str) -> bytes:
+    return httpx.get(ok(reader.http.get(f"/v1/files/{file_key}/link"))["downloadUrl"]).content
+
+
+def test_both_sdk_clients_upload_and_attach(files_server: FileServer, market: Market, tmp_path: Path) -> None:
+    publisher, bot, task_id, claim_id = _claimed(market)
+    png, pdf = tmp_path / "drawing.png", tmp_path / "report.pdf"
+    png.write_bytes(samples.png())
+    pdf.write_bytes(samples.pdf())
+    sent: list[int] = []
+    with Client(files_server.base_url, bot.key, state_path=tmp_path / "state.json") as client:
+        image = client.upload(claim_id, png, on_progress=sent.append)
+
+    async def upload_async() -> dict[str, object]:
+        async with AsyncClient(files_server.base_url, bot.key, state=StateFile(None)) as aclient:
+            return dict(await aclient.upload(claim_id, pdf))
+
+    document = asyncio.run(upload_async())
+    assert sum(sent) == png.stat().st_size
+    assert (image["mimeType"], document["mimeType"]) == ("image/png", "application/pdf")  # read from the bytes
+
+    with Client(files_server.base_url, bot.key, state_path=tmp_path / "state.json") as client:
+        client.submit(claim_id, "image", attachments=[attachment_of(image), attachment_of(document)])
+    recorded = _recorded(publisher, task_id)
+    assert [(item["type"], item["fileName"]) for item in recorded] == [("image", "drawing.png"),
+                                                                       ("document", "report.pdf")]
+    reviewer = market.reviewer()
+    assert _downloaded(reviewer, image["fileKey"]) == samples.png()
+    assert _downloaded(reviewer, str(document["fileKey"])) == samples.pdf()
+
+
+def test_cli_submit_uploads_each_file(files_server: FileServer, market: Market, tmp_path: Path) -> None:
+    publisher, bot, task_id, claim_id = _claimed(market)
+    files = {"drawing.png": samples.png(), "voice.wav": samples.wav(), "notes.md": b"# Notes\n\nAll done.\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    env = cli_env(files_server.base_url, bot.key, tmp_path)
+    args = ["submit", claim_id, "--type", "image", "--json"]
+    for name in files:
+        args += ["--file", str(tmp_path / name)]
+    result = run_cli(*args, env=env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["reviewState"] == "pending"
+    recorded = {item["fileName"]: item for item in _recorded(publisher, task_id)}
+    assert {name: (item["type"], item["mimeType"]) for name, item in recorded.items()} == {
+        "drawing.png": ("image", "image/png"), "voice.wav": ("audio", "audio/wav"),
+        "notes.md": ("text", "text/markdown")}
+    for name, data in files.items():
+        assert _downloaded(bot, str(recorded[name]["fileKey"])) == data
