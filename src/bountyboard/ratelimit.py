@@ -1,9 +1,15 @@
-"""Fixed-window rate limits counted by the ``limits`` package.
+"""Rate limits over sliding windows, counted by the ``limits`` package's storages.
 
 Counters live in process memory by default and in Redis when ``BOUNTYBOARD_REDIS_URL`` is set, so
-that every replica of the service shares them. Windows are aligned on :mod:`bountyboard.clock`
-rather than on the storage's own clock: the window number is part of the counter's key, so moving
-the service clock forward (tests, ``POST /v1/admin/clock``) starts a new window at once.
+that every replica of the service shares them. A limit of ``q`` per ``w`` seconds is a sliding
+window counter (the algorithm of ``limits``' ``SlidingWindowCounterRateLimiter``): the hits of the
+current fixed window plus those of the previous one, weighted by how much of it still overlaps the
+last ``w`` seconds. So "30 per 24 hours" holds across midnight instead of starting afresh at 00:00.
+
+The windows are numbered on :mod:`bountyboard.clock`, not on the storage's own clock: the window
+number is part of each counter's key, so every replica agrees on the windows, and moving the
+service clock (tests, ``POST /v1/admin/clock``) moves the windows with it. ``limits``' own
+strategies read the wall clock, which is why this module drives its storages directly.
 
 The answer headers follow the IETF ``RateLimit`` header fields draft:
 ``RateLimit-Policy: "runs-ip";q=30;w=86400`` and ``RateLimit: "runs-ip";r=12;t=3600``.
@@ -14,8 +20,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bountyboard import clock
 from bountyboard.config import get_settings
@@ -31,6 +38,27 @@ class RatePolicy:
     window_seconds: int
 
 
+@dataclass(frozen=True)
+class _Usage:
+    previous: int
+    current: int
+    into: float  # seconds since the current fixed window began
+
+    def used(self, policy: RatePolicy) -> float:
+        return self.previous * (1 - self.into / policy.window_seconds) + self.current
+
+    def wait(self, policy: RatePolicy) -> int:
+        """Whole seconds until one more hit fits (at least 1)."""
+        window, spare = policy.window_seconds, policy.limit - 1
+        if self.current <= spare:
+            # Within this window, once the previous window's fading weight leaves room for one more.
+            seconds = window * (1 - (spare - self.current) / self.previous) - self.into if self.previous else 0.0
+        else:
+            # Only in the next window, as this window's hits fade in their turn.
+            seconds = window - self.into + window * (1 - spare / self.current)
+        return max(1, math.ceil(seconds))
+
+
 _storage: Storage | None = None
 
 
@@ -40,8 +68,8 @@ def get_storage() -> Storage:
     if _storage is None:
         settings = get_settings()
         if settings.redis_url:
-            _storage = RedisStorage(f"async+{settings.redis_url}", implementation="redispy",
-                                    key_prefix=settings.ratelimit_key_prefix)
+            # limits' default asynchronous Redis client is coredis, which its async-redis extra installs.
+            _storage = RedisStorage(f"async+{settings.redis_url}", key_prefix=settings.ratelimit_key_prefix)
         else:
             _storage = MemoryStorage()
     return _storage
@@ -53,39 +81,113 @@ def reset_storage() -> None:
     _storage = None
 
 
-def _window(policy: RatePolicy) -> tuple[int, int]:
-    """The current window number and the whole seconds until it ends (at least 1)."""
+async def storage_answers() -> bool:
+    """Whether the counter storage is reachable (``/readyz`` when Redis is configured)."""
+    try:
+        return bool(await get_storage().check())
+    except Exception:  # an unreachable Redis raises from the client: "not ready", never a 500
+        return False
+
+
+def _keys(policy: RatePolicy, identity: str) -> tuple[str, str, float]:
+    """The counter keys of the current and previous windows, and the seconds into the current one."""
     current = clock.timestamp()
     number = int(current // policy.window_seconds)
-    ends_at = (number + 1) * policy.window_seconds
-    return number, max(1, math.ceil(ends_at - current))
+    base = f"{policy.name}/{policy.window_seconds}/{identity}"
+    return f"{base}/{number}", f"{base}/{number - 1}", current - number * policy.window_seconds
 
 
-def _headers(policy: RatePolicy, remaining: int, reset: int) -> dict[str, str]:
+async def _count(policy: RatePolicy, identity: str, amount: int) -> _Usage:
+    current_key, previous_key, into = _keys(policy, identity)
+    storage = get_storage()
+    # Counters outlive their window by one more, as the next window still weighs them.
+    current = (await storage.incr(current_key, 2 * policy.window_seconds, amount=amount) if amount
+               else await storage.get(current_key))
+    return _Usage(await storage.get(previous_key), current, into)
+
+
+def _headers(policy: RatePolicy, usage: _Usage) -> dict[str, str]:
+    remaining = max(0, math.floor(policy.limit - usage.used(policy)))
+    reset = usage.wait(policy) if remaining == 0 else max(1, math.ceil(policy.window_seconds - usage.into))
     return {
         "RateLimit-Policy": f'"{policy.name}";q={policy.limit};w={policy.window_seconds}',
         "RateLimit": f'"{policy.name}";r={remaining};t={reset}',
     }
 
 
+def _refusal(policy: RatePolicy, usage: _Usage) -> Problem:
+    wait = usage.wait(policy)
+    headers = {**_headers(policy, usage), "Retry-After": str(wait)}
+    headers["RateLimit"] = f'"{policy.name}";r=0;t={wait}'
+    return Problem(
+        429, "rate_limited",
+        f"Rate limit {policy.name} reached: at most {policy.limit} requests per {policy.window_seconds} s. "
+        f"Retry after {wait} s.",
+        headers=headers, limit=policy.limit, windowSeconds=policy.window_seconds, retryAfter=wait,
+    )
+
+
 async def enforce(policy: RatePolicy, identity: str) -> dict[str, str]:
     """Count one hit of ``identity`` against ``policy``.
 
     Under the limit: returns the ``RateLimit-Policy`` and ``RateLimit`` headers for the caller to
-    add to its answer. Over it: raises a 429 ``rate_limited`` problem carrying those headers and
-    ``Retry-After`` (seconds until the window ends).
+    add to its answer. Over it: the hit is taken back and a 429 ``rate_limited`` problem is raised,
+    carrying those headers and ``Retry-After`` (seconds until one more hit fits).
     """
-    number, reset = _window(policy)
-    item = RateLimitItemPerSecond(policy.limit, policy.window_seconds)
-    key = item.key_for(policy.name, identity, str(number))
-    count = await get_storage().incr(key, item.get_expiry())
-    headers = _headers(policy, max(0, policy.limit - count), reset)
-    if count > policy.limit:
-        raise Problem(
-            429, "rate_limited",
-            f"Rate limit {policy.name} reached: at most {policy.limit} requests per {policy.window_seconds} s. "
-            f"Retry after {reset} s.",
-            headers={**headers, "Retry-After": str(reset)},
-            limit=policy.limit, windowSeconds=policy.window_seconds, retryAfter=reset,
-        )
-    return headers
+    usage = await _count(policy, identity, 1)
+    if usage.used(policy) > policy.limit:
+        usage = await _count(policy, identity, -1)
+        raise _refusal(policy, usage)
+    return _headers(policy, usage)
+
+
+async def check(policy: RatePolicy, identity: str) -> None:
+    """Raise the 429 problem if one more hit would pass the limit, without counting one."""
+    usage = await _count(policy, identity, 0)
+    if usage.used(policy) + 1 > policy.limit:
+        raise _refusal(policy, usage)
+
+
+async def record(policy: RatePolicy, identity: str) -> None:
+    """Count one hit that :func:`check` let through (a failed log-in, say)."""
+    await _count(policy, identity, 1)
+
+
+# The general limit of each API key ------------------------------------------------------------------
+
+_KEY_LIMITED_PREFIXES = ("/v1/agent/", "/v1/tasks")  # agent and publisher routes
+_STATE_HEADERS = "ratelimit_headers"
+
+
+async def limit_key(request: Request, key_id: str) -> None:
+    """Count a key-authenticated request to an agent or publisher route against its key's limit
+    (settings ``key_rate_limit`` per ``key_rate_window_seconds``); called by the authentication."""
+    if not request.url.path.startswith(_KEY_LIMITED_PREFIXES):
+        return
+    settings = get_settings()
+    policy = RatePolicy("key", settings.key_rate_limit, settings.key_rate_window_seconds)
+    setattr(request.state, _STATE_HEADERS, await enforce(policy, key_id))
+
+
+class RateLimitHeadersMiddleware:
+    """Adds the headers :func:`limit_key` left in the request's state to the answer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def send_with_headers(message: Message) -> None:
+            added = state.get(_STATE_HEADERS)
+            if message["type"] == "http.response.start" and added:
+                names = {name.lower().encode() for name in added}
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                headers += [(name.lower().encode(), value.encode()) for name, value in added.items()]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

@@ -25,6 +25,7 @@ from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.db import get_database, get_session
 from bountyboard.errors import Problem
+from bountyboard.ratelimit import limit_key
 
 BEARER_SCHEME = "bearerAuth"
 _bearer = HTTPBearer(
@@ -172,6 +173,7 @@ async def authenticated(
     missing = [scope for scope in security_scopes.scopes if scope not in actor.scopes]
     if missing:
         raise insufficient_scope(missing)
+    await limit_key(request, actor.key_id)  # the general per-key rate limit (bountyboard.ratelimit)
     return actor
 
 

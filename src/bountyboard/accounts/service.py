@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.accounts.auth import Actor, last_use
 from bountyboard.accounts.keys import display_prefix, generate_key, hash_key
 from bountyboard.accounts.models import ApiKey, Bot, User
-from bountyboard.accounts.passwords import MIN_PASSWORD_LENGTH, hash_password, verify_password
+from bountyboard.accounts.passwords import MIN_PASSWORD_LENGTH, hash_password_off_loop, verify_password_off_loop
 from bountyboard.accounts.schemas import ApiKeyCreated, ApiKeyOut, BotOut, UserOut
 from bountyboard.accounts.scopes import KeyKind, Role, Scope, allowed_scopes
 from bountyboard.clock import now, rfc3339
@@ -58,9 +58,10 @@ async def create_user(
     email = normalise_email(email)
     if await get_user_by_email(session, email) is not None:
         raise conflict("email_taken", f"An account with the email {email} already exists.")
+    password_hash = await hash_password_off_loop(password) if password else None
     user = User(
         id=new_id("usr"), email=email, display_name=display_name or email.split("@")[0], role=role.value,
-        password_hash=hash_password(password) if password else None, created_at=now(),
+        password_hash=password_hash, created_at=now(),
     )
     session.add(user)
     try:
@@ -74,7 +75,7 @@ async def create_user(
 async def authenticate_password(session: AsyncSession, email: str, password: str) -> User | None:
     user = await get_user_by_email(session, email)
     # An unknown email still pays for one Argon2 verification, so response time reveals no accounts.
-    valid = verify_password(user.password_hash if user else None, password)
+    valid = await verify_password_off_loop(user.password_hash if user else None, password)
     return user if user is not None and valid and not user.disabled else None
 
 

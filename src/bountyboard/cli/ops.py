@@ -125,6 +125,17 @@ def db_upgrade() -> None:
     console.print("database is up to date")
 
 
+@db_app.command("reencrypt")
+def db_reencrypt() -> None:
+    """Encrypt stored secrets again under the current BOUNTYBOARD_SECRET_KEY (after a rotation, with the
+    replaced one in BOUNTYBOARD_PREVIOUS_SECRET_KEY)."""
+    from bountyboard.events.webhooks import reencrypt_secrets
+
+    upgrade_database()
+    count = run_with_session(reencrypt_secrets)
+    console.print(f"re-encrypted the signing secrets of {count} webhook subscriptions")
+
+
 @admin_app.command("create-user")
 def create_user(
     email: str,

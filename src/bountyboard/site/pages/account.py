@@ -11,7 +11,7 @@ from bountyboard.accounts import service as accounts
 from bountyboard.accounts.passwords import MIN_PASSWORD_LENGTH
 from bountyboard.accounts.scopes import Role
 from bountyboard.errors import Problem
-from bountyboard.ratelimit import RatePolicy, enforce
+from bountyboard.ratelimit import RatePolicy, check, enforce, record
 from bountyboard.site import sessions
 from bountyboard.site.web import (
     CheckedForm,
@@ -27,9 +27,15 @@ from bountyboard.site.web import (
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
-# Guessing passwords: a handful of tries per account, and a ceiling per client address (loose enough
-# for many people behind one NAT, tight enough to stop spraying passwords over many accounts).
-LOGIN_PER_EMAIL = RatePolicy("site-login-email", 10, 15 * 60)
+# Guessing passwords: failed log-ins slow down the address that makes them, for that account only, with
+# waits growing from about a minute to hours as failures pile up; nobody can lock the owner out from
+# elsewhere. A ceiling per client address (loose enough for many people behind one NAT, tight enough
+# to stop spraying passwords over many accounts) comes on top.
+LOGIN_FAILURES = (
+    RatePolicy("site-login-failures-minute", 5, 60),
+    RatePolicy("site-login-failures-quarter", 10, 15 * 60),
+    RatePolicy("site-login-failures-day", 20, 24 * 3600),
+)
 LOGIN_PER_IP = RatePolicy("site-login-ip", 100, 15 * 60)
 SIGNUP_PER_IP = RatePolicy("site-signup-ip", 20, 3600)
 
@@ -89,9 +95,13 @@ async def login(request: Request, visitor: CurrentVisitor, form: CheckedForm,
     email = accounts.normalise_email(field(form, "email"))
     target = _safe_next(field(form, "next", "/profile/"))
     await enforce(LOGIN_PER_IP, _client(request))
-    await enforce(LOGIN_PER_EMAIL, email)
+    account_from_address = f"{email} {_client(request)}"
+    for policy in LOGIN_FAILURES:
+        await check(policy, account_from_address)
     user = await accounts.authenticate_password(session, email, field(form, "password"))
     if user is None:
+        for policy in LOGIN_FAILURES:
+            await record(policy, account_from_address)
         return render(request, visitor, "login.html", status_code=401, next=target, email=email,
                       error="The email or the password is wrong.")
     return _signed_in(redirect(target), await sessions.start(session, user))
