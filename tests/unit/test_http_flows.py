@@ -84,3 +84,23 @@ def test_an_arena_pays_its_split_by_score(market: Market) -> None:
     closed = ok(publisher.http.post(f"/v1/tasks/{task['id']}/close"))
     assert closed["status"] == "completed"
     assert (market.balance(second), market.balance(first)) == (70, 30)
+
+
+def test_an_unfilled_arena_place_goes_back_to_the_publisher(market: Market) -> None:
+    publisher, reviewer, winner = market.publisher(funds=100), market.reviewer(), market.operator()
+    task = market.task(publisher, "arena", bounty=100)
+    claim_id = claim(winner, task["id"])
+    submit(winner, claim_id, GOOD_CONTENT["arena"])
+    review(reviewer, claim_id, "accept", score=5.0)
+    ok(publisher.http.post(f"/v1/tasks/{task['id']}/close"))
+    assert (market.balance(winner), market.balance(publisher)) == (70, 30)
+
+
+def test_a_cancelled_donate_task_refunds_every_contributor(market: Market) -> None:
+    publisher, donor = market.publisher(funds=10), market.publisher(funds=5)
+    task = market.task(publisher, "donate", bounty=10)
+    funded = ok(donor.http.post(f"/v1/tasks/{task['id']}/fund", json={"amount": 4}))
+    assert funded["bountyAmount"] == 14
+    assert market.balance(donor) == 1
+    ok(publisher.http.post(f"/v1/tasks/{task['id']}/cancel"))
+    assert (market.balance(publisher), market.balance(donor)) == (10, 5)
