@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     base_url: str = "http://127.0.0.1:8000"
     site_url: str | None = None
     secret_key: str | None = None
+    # During a rotation of secret_key: the replaced secret, still accepted to read what was encrypted under it.
+    previous_secret_key: str | None = None
     redis_url: str | None = None
 
     admin_email: str | None = None

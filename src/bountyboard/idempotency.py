@@ -8,27 +8,24 @@ Responses that did not reach the operation (401, 403, 429) and server errors are
 caller may retry them with the same key.
 
 Kept responses may carry secrets shown once (a new API key, a webhook secret), so the database
-never holds them in clear: bodies are encrypted (Fernet) under a key derived from the server secret,
-and the scope is an HMAC of the credential, never the credential itself. Only the caller that
-made the first request, still holding a valid key, can get the replay.
+never holds them in clear: bodies are encrypted (bountyboard.crypto) under a key derived from the
+server secret, and the scope is an HMAC of the credential, never the credential itself. Only the
+caller that made the first request, still holding a valid key, can get the replay.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 from datetime import datetime, timedelta
-from functools import lru_cache
 
-from cryptography.fernet import Fernet, InvalidToken
 from sqlalchemy import Integer, LargeBinary, String, delete, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bountyboard import crypto
 from bountyboard.clock import now
-from bountyboard.config import get_settings
 from bountyboard.db import Base, JSONType, UTCDateTime, get_database, request_sessions
 from bountyboard.errors import Problem, send_problem
 
@@ -55,23 +52,11 @@ class IdempotencyRecord(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
 
 
-@lru_cache(maxsize=4)
-def _keys(secret: str) -> tuple[bytes, Fernet]:
-    """A hashing key and an encryption key, both derived from the server secret."""
-    mac_key = hmac.new(secret.encode(), b"idempotency-scope", hashlib.sha256).digest()
-    box_key = hmac.new(secret.encode(), b"idempotency-body", hashlib.sha256).digest()
-    return mac_key, Fernet(base64.urlsafe_b64encode(box_key))
-
-
 def _mac(*parts: bytes) -> str:
-    digest = hmac.new(_keys(get_settings().effective_secret_key)[0], digestmod=hashlib.sha256)
+    digest = hmac.new(crypto.derived_key(crypto.IDEMPOTENCY_SCOPE), digestmod=hashlib.sha256)
     for part in parts:
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
-
-
-def _box() -> Fernet:
-    return _keys(get_settings().effective_secret_key)[1]
 
 
 async def _claim(scope_hash: str, fingerprint: str) -> tuple[str, IdempotencyRecord | None]:
@@ -117,7 +102,7 @@ async def _finish(scope_hash: str, status: int, headers: list[tuple[bytes, bytes
                     if k.lower() not in _UNREPLAYED_HEADERS]
             await session.execute(
                 update(IdempotencyRecord).where(IdempotencyRecord.scope_hash == scope_hash)
-                .values(status_code=status, headers=kept, body=_box().encrypt(body))
+                .values(status_code=status, headers=kept, body=crypto.encrypt(crypto.IDEMPOTENT_ANSWER, body))
             )
         await session.commit()
 
@@ -190,8 +175,8 @@ class IdempotencyMiddleware:
             return
         if outcome == "replay" and record is not None:
             try:
-                kept_body = _box().decrypt(record.body or b"")
-            except InvalidToken:  # kept under another server secret: the answer cannot be given again
+                kept_body = crypto.decrypt(crypto.IDEMPOTENT_ANSWER, record.body or b"")
+            except crypto.InvalidToken:  # kept under another server secret: the answer cannot be given again
                 await send_problem(send, scope, 409, "idempotency_key_expired",
                                    "The answer kept for this Idempotency-Key is no longer readable. Use a new key.")
                 return

@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.events.conftest import FAST, admin_of
-from tests.events.helpers import account, attempts, emit, subscribe
+from tests.events.helpers import account, attempts, emit, query, subscribe
 from tests.events.receiver import Receiver, Reply
 from tests.support.api import Admin
-from tests.support.server import LiveServer, backends, database_url, psycopg_dsn
-
-
-def _rows(url: str, sql: str, *params: str) -> list[tuple[object, ...]]:
-    """Read the database a stopped server left behind."""
-    if url.startswith("sqlite"):
-        with contextlib.closing(sqlite3.connect(url.split("///", 1)[1])) as connection:
-            rows = connection.execute(sql.replace("%s", "?"), params).fetchall()
-        return [tuple(bool(v) if i == 0 else v for i, v in enumerate(row)) for row in rows]
-    import psycopg2
-
-    with contextlib.closing(psycopg2.connect(psycopg_dsn(url))) as connection, connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
+from tests.support.server import LiveServer, backends, database_url
 
 
 @pytest.mark.parametrize("backend", backends())
@@ -63,7 +48,7 @@ def test_no_event_is_lost_to_sigkill_or_sigterm(backend: str, tmp_path: Path) ->
                 second.stop()
 
             # The stopped server recorded the attempt and marked the row delivered before exiting.
-            assert _rows(url, "SELECT d.succeeded, d.status_code, m.status FROM webhook_deliveries d "
+            assert query(url, "SELECT d.succeeded, d.status_code, m.status FROM webhook_deliveries d "
                               "JOIN webhook_messages m ON m.id = d.message_id WHERE d.event_id = %s",
                          event["id"]) == [(True, 200, "succeeded")]
             assert [r.id for r in receiver.received[before:]] == [event["id"]]

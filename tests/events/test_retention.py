@@ -31,7 +31,7 @@ async def test_purge_keeps_the_retention_period(backend: str, tmp_path: Path) ->
                 session.add(user)
                 await session.commit()
                 owner = Owner(user.id)
-                hook = await webhooks.create_endpoint(session, owner, "https://hooks.example.com/x", ["claim.reviewed"])
+                hook = await webhooks.create_endpoint(session, owner, "https://93.184.216.34/x", ["claim.reviewed"])
                 old = [await emit(session, "claim.reviewed", {"n": n}, operator_id=user.id) for n in range(3)]
                 recent = [await emit(session, "claim.reviewed", {"n": n}, operator_id=user.id) for n in range(2)]
                 await session.flush()

@@ -9,6 +9,7 @@ from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, 
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
+from bountyboard.crypto import WEBHOOK_SECRET, Encrypted
 from bountyboard.db import Base, JSONType, UTCDateTime
 
 
@@ -52,9 +53,10 @@ class WebhookEndpoint(Base):
     url: Mapped[str] = mapped_column(String(2048))
     description: Mapped[str] = mapped_column(String(500), default="")
     events: Mapped[list[str]] = mapped_column(JSONType)
-    secret: Mapped[str] = mapped_column(String(100))
+    # Encrypted at rest (bountyboard.crypto); read and written in clear here.
+    secret: Mapped[str] = mapped_column(Encrypted(WEBHOOK_SECRET))
     # During a rotation the replaced secret keeps signing until it expires.
-    previous_secret: Mapped[str | None] = mapped_column(String(100))
+    previous_secret: Mapped[str | None] = mapped_column(Encrypted(WEBHOOK_SECRET))
     previous_secret_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     disabled_reason: Mapped[str | None] = mapped_column(String(200))

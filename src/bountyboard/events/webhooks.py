@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import flag_modified
 
 from bountyboard.clock import now
 from bountyboard.config import get_settings
@@ -119,6 +120,17 @@ async def rotate_secret(session: AsyncSession, owner: Owner, endpoint_id: str) -
     endpoint.updated_at = current
     await session.commit()
     return endpoint
+
+
+async def reencrypt_secrets(session: AsyncSession) -> int:
+    """Write every stored signing secret again, so it is encrypted under the current server secret
+    (after a rotation, while the previous secret still reads the old tokens). The subscriptions seen."""
+    endpoints = list((await session.execute(select(WebhookEndpoint).order_by(WebhookEndpoint.id))).scalars())
+    for endpoint in endpoints:
+        flag_modified(endpoint, "secret")
+        flag_modified(endpoint, "previous_secret")
+    await session.commit()
+    return len(endpoints)
 
 
 def signing_secrets(endpoint: WebhookEndpoint) -> list[str]:
