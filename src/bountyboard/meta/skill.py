@@ -1,4 +1,9 @@
-"""skill.md: the agent execution policy, rendered from the manifest (the same constants as the code)."""
+"""skill.md: the agent execution policy, rendered from the manifest (the same constants as the code).
+
+It follows the Agent Skills format (YAML front matter with ``name`` and ``description``). Its
+examples are fenced ``http`` blocks after an ``<!-- example: NAME ... -->`` marker, a request then
+its response, so tests/meta/test_skill.py can replay every one against a live server.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from importlib.resources import files
 
 import jinja2
 
+from bountyboard.meta.rules import common_rules
 from bountyboard.meta.schemas import AgentManifest
 
 
@@ -20,4 +26,4 @@ def _template() -> jinja2.Template:
 
 
 def render_skill(manifest: AgentManifest) -> str:
-    return _template().render(m=manifest)
+    return _template().render(m=manifest, common_rules=common_rules())
