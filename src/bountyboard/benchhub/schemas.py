@@ -8,9 +8,10 @@ payload that validates here is one the service can store as it is.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
+from typing_extensions import TypedDict
 
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 NonNegativeFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
@@ -47,37 +48,56 @@ class DatasetRef(WireModel):
         examples=[["gsm8k-0042", "gsm8k-0107"]])
 
 
-class TokenCounts(WireModel):
-    input: int = Field(ge=0, strict=True)
-    output: int = Field(ge=0, strict=True)
+# Trials are validated into plain dicts (TypedDicts), not model instances: a 10,000-trial upload
+# then allocates a few objects per trial, which keeps the garbage collector out of the way.
 
 
-class TrialUpload(WireModel):
+@with_config(ConfigDict(extra="forbid"))
+class TokenCounts(TypedDict):
+    input: Annotated[int, Field(ge=0, strict=True)]
+    output: Annotated[int, Field(ge=0, strict=True)]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class TrialUpload(TypedDict):
     """One attempt of one task, counted as Harbor counts it: a trial without rewards (it errored
-    before the verifier wrote any) counts 0 for every key, and still counts in ``nErrors``."""
+    before the verifier wrote any) counts 0 for every key, and still counts in ``nErrors``. A trial
+    needs rewards or an error; ``finishedAt`` may not be before ``startedAt``."""
 
-    taskId: Text = Field(examples=["gsm8k-0042"])
-    trialName: Text = Field(examples=["gsm8k-0042__a1b2c3"])
-    rewards: dict[RewardKey, FiniteFloat] | None = Field(
-        default=None, max_length=MAX_REWARD_KEYS,
+    taskId: Annotated[Text, Field(examples=["gsm8k-0042"])]
+    trialName: Annotated[Text, Field(examples=["gsm8k-0042__a1b2c3"])]
+    rewards: NotRequired[Annotated[dict[RewardKey, FiniteFloat] | None, Field(
+        max_length=MAX_REWARD_KEYS,
         description="Verifier rewards, every key kept (reward.txt gives `reward`; reward.json any keys). "
                     "Absent, null or {} for a trial that errored before the verifier wrote any.",
         examples=[{"reward": 1.0}, {"accuracy": 1.0, "latency_ok": 0.0}],
-    )
-    error: str | None = Field(default=None, max_length=10_000,
-                              description="Why the trial failed (exception type and message).")
-    startedAt: datetime | None = None
-    finishedAt: datetime | None = None
-    tokens: TokenCounts | None = None
-    costUsd: NonNegativeFloat | None = None
+    )]]
+    error: NotRequired[Annotated[str | None, Field(max_length=10_000,
+                                                   description="Why the trial failed (exception type and message).")]]
+    startedAt: NotRequired[datetime | None]
+    finishedAt: NotRequired[datetime | None]
+    tokens: NotRequired[TokenCounts | None]
+    costUsd: NotRequired[NonNegativeFloat | None]
 
-    @model_validator(mode="after")
-    def _coherent(self) -> TrialUpload:
-        if not self.rewards and not self.error:
-            raise ValueError("a trial needs rewards, or an error saying why it has none")
-        if self.startedAt and self.finishedAt and self.finishedAt < self.startedAt:
-            raise ValueError("finishedAt is before startedAt")
-        return self
+
+def trial_problems(trials: list[TrialUpload]) -> list[str]:
+    """What is wrong across the trials of one upload (one pass, no per-trial validator calls)."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for index, trial in enumerate(trials):
+        name = trial["trialName"]
+        if name in seen:
+            problems.append(f"trials[{index}]: trialName {name!r} appears more than once")
+        seen.add(name)
+        if not trial.get("rewards") and not trial.get("error"):
+            problems.append(f"trials[{index}]: a trial needs rewards, or an error saying why it has none")
+        started, finished = trial.get("startedAt"), trial.get("finishedAt")
+        if started and finished and finished < started:
+            problems.append(f"trials[{index}]: finishedAt is before startedAt")
+    return problems
+
+
+STORED_TRIALS: TypeAdapter[list[TrialUpload]] = TypeAdapter(list[TrialUpload])
 
 
 class ClaimUpload(WireModel):
@@ -105,12 +125,11 @@ class RunUpload(WireModel):
                               description="sha256 of the uploaded job bundle; the same bundle is stored once.")
 
     @model_validator(mode="after")
-    def _unique_trials(self) -> RunUpload:
-        seen: set[str] = set()
-        for trial in self.trials:
-            if trial.trialName in seen:
-                raise ValueError(f"trialName {trial.trialName!r} appears more than once")
-            seen.add(trial.trialName)
+    def _coherent_trials(self) -> RunUpload:
+        problems = trial_problems(self.trials)
+        if problems:
+            shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+            raise ValueError(shown)
         return self
 
 

@@ -27,6 +27,7 @@ from bountyboard.benchhub import pools, registry, stats
 from bountyboard.benchhub.aliases import model_key
 from bountyboard.benchhub.models import Benchmark, Run
 from bountyboard.benchhub.schemas import (
+    STORED_TRIALS,
     ClaimOut,
     DatasetRef,
     Interval,
@@ -228,7 +229,7 @@ async def _find_by_bundle(session: AsyncSession, bundle_sha256: str) -> tuple[Ru
 def _count(upload: RunUpload, record: dict[str, Any]) -> stats.RunCount:
     """Count the trials Harbor's way; refuse values the benchmark's metric cannot take."""
     metric = record["metric"]
-    rows = [(trial.taskId, trial.rewards or None, trial.error) for trial in upload.trials]
+    rows = [(trial["taskId"], trial.get("rewards") or None, trial.get("error")) for trial in upload.trials]
     try:
         count = stats.count_run(rows, registry_key=metric["name"], override=upload.primaryMetric,
                                 metric=pools.metric_range(record))
@@ -269,7 +270,7 @@ async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploade
         harness_version=upload.harness.version, dataset_ref=upload.dataset.ref,
         dataset_revision=upload.dataset.revision, dataset_seed=upload.dataset.seed,
         dataset_row_ids=upload.dataset.rowIds,
-        trials=[trial.model_dump(mode="json", exclude_none=True) for trial in upload.trials],
+        trials=STORED_TRIALS.dump_python(upload.trials, mode="json", exclude_none=True),
         claim_value=upload.claim.value if upload.claim else None,
         claim_source_url=upload.claim.sourceUrl if upload.claim else None,
         bundle_sha256=upload.bundleSha256, submitter_kind="user" if uploader.user_id else "anonymous",
