@@ -29,7 +29,7 @@ from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.config import get_settings
 from bountyboard.db import get_session
 from bountyboard.errors import not_found, problem_responses
-from bountyboard.pagination import PAGE_SIZE_MAX, DataList
+from bountyboard.pagination import PAGE_SIZE_MAX, DataList, Page, PageParams, page_params
 
 Session = Annotated[AsyncSession, Depends(get_session)]
 MAX_ATTACHMENTS = 10
@@ -57,9 +57,12 @@ async def agent_me(actor: Annotated[Actor, require()]) -> ActorContext:
     )
 
 
-@router.get("/agent/bots", tags=["bots"], summary="List bot identities", response_model=DataList[BotOut])
-async def list_bots(session: Session, actor: Annotated[Actor, require(Scope.AGENT_MANAGE)]) -> DataList[BotOut]:
-    return DataList(data=[service.bot_out(bot) for bot in await service.list_bots(session, actor.user_id)])
+@router.get("/agent/bots", tags=["bots"], summary="List bot identities", response_model=Page[BotOut])
+async def list_bots(session: Session, actor: Annotated[Actor, require(Scope.AGENT_MANAGE)],
+                    paging: Annotated[PageParams, Depends(page_params)]) -> Page[BotOut]:
+    bots = await service.list_bots(session, actor.user_id)  # an operator's few bots: paged in memory
+    shown = bots[paging.offset:paging.offset + paging.pageSize]
+    return Page.of([service.bot_out(bot) for bot in shown], paging, len(bots))
 
 
 @router.post("/agent/bots", tags=["bots"], summary="Create a bot identity", status_code=status.HTTP_201_CREATED,

@@ -25,6 +25,7 @@ from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
 from bountyboard.client.state import StateFile
 from bountyboard.client.transport import ApiError
+from bountyboard.pagination import PAGE_SIZE_MAX
 from bountyboard.files.content_types import artifact_type_for, guess_mime_type
 
 T = TypeVar("T")
@@ -148,14 +149,15 @@ class Operations:
         return cast(t.TaskPage, (yield Call("GET", "/v1/agent/tasks", params)))
 
     def iter_tasks(self, module: str | None, status: str | None) -> Stream[t.Task]:
-        page = 1
+        """Every task, following ``nextCursor`` (stable while tasks arrive) or, without one, page numbers."""
+        page, after = 1, None
         while True:
-            result = yield from self.list_tasks(module, status, page, None, None)
+            result = yield from self.list_tasks(module, status, None if after else page, None, after)
             for task in result["data"]:
                 yield Item(task)
             if not result["hasMore"]:
                 return
-            page += 1
+            page, after = page + 1, result.get("nextCursor")
 
     def get_task(self, task_id: str) -> Op[t.Task]:
         yield from self._need(Scope.TASKS_READ, "reading a task")
@@ -287,9 +289,20 @@ class Operations:
 
     # Operator resources --------------------------------------------------------------------------
 
+    def _every(self, path: str) -> Op[list[Any]]:
+        """All items of a page-numbered list."""
+        items: list[Any] = []
+        page = 1
+        while True:
+            result = yield Call("GET", path, {"page": page, "pageSize": PAGE_SIZE_MAX})
+            items.extend(result["data"])
+            if not result["hasMore"]:
+                return items
+            page += 1
+
     def bots(self) -> Op[list[t.Bot]]:
         yield from self._need(Scope.AGENT_MANAGE, "listing bots")
-        return cast(list[t.Bot], (yield Call("GET", "/v1/agent/bots"))["data"])
+        return cast(list[t.Bot], (yield from self._every("/v1/agent/bots")))
 
     def create_bot(self, name: str, description: str, max_active_claims: int) -> Op[t.Bot]:
         yield from self._need(Scope.AGENT_MANAGE, "creating a bot")
@@ -316,7 +329,7 @@ class Operations:
 
     def webhooks(self) -> Op[list[t.Webhook]]:
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhooks")
-        return cast(list[t.Webhook], (yield Call("GET", "/v1/agent/webhooks"))["data"])
+        return cast(list[t.Webhook], (yield from self._every("/v1/agent/webhooks")))
 
     def create_webhook(self, url: str, events: list[str], description: str) -> Op[t.Webhook]:
         yield from self._need(Scope.WEBHOOKS_MANAGE, "creating a webhook")

@@ -59,6 +59,7 @@ class TaskPage(TypedDict):
     pageSize: int
     total: int
     hasMore: bool
+    nextCursor: NotRequired[str | None]
 
 
 class ClaimCreated(TypedDict):

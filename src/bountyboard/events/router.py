@@ -24,7 +24,7 @@ from bountyboard.events.schemas import (
     WebhookWithSecret,
 )
 from bountyboard.events.service import Owner
-from bountyboard.pagination import PAGE_SIZE_MAX, CursorPage, DataList
+from bountyboard.pagination import PAGE_SIZE_MAX, CursorPage, DataList, Page, PageParams, page_params
 
 Session = Annotated[AsyncSession, Depends(get_session)]
 Manager = Annotated[Actor, require(Scope.WEBHOOKS_MANAGE)]
@@ -75,9 +75,12 @@ async def list_events(
 
 
 @router.get("/webhooks", tags=["webhooks"], summary="List webhook subscriptions",
-            response_model=DataList[WebhookOut])
-async def list_webhooks(session: Session, actor: Manager) -> DataList[WebhookOut]:
-    return DataList(data=[WebhookOut.of(e) for e in await webhooks.list_endpoints(session, Owner.of(actor))])
+            response_model=Page[WebhookOut])
+async def list_webhooks(session: Session, actor: Manager,
+                        paging: Annotated[PageParams, Depends(page_params)]) -> Page[WebhookOut]:
+    endpoints = await webhooks.list_endpoints(session, Owner.of(actor))  # an operator's few: paged in memory
+    shown = endpoints[paging.offset:paging.offset + paging.pageSize]
+    return Page.of([WebhookOut.of(endpoint) for endpoint in shown], paging, len(endpoints))
 
 
 @router.post("/webhooks", tags=["webhooks"], summary="Create a webhook subscription (the secret is shown once)",
