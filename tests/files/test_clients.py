@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -14,6 +17,7 @@ from tests.client.loop import cli_env, run_cli
 from tests.files import samples
 from tests.files.support import FileServer
 from tests.market.support import Market, claim, ok
+from tests.mcp.support import answer, http_client, problem, stdio_client
 from tests.support.api import Account, Bot
 
 
@@ -79,3 +83,49 @@ def test_cli_submit_uploads_each_file(files_server: FileServer, market: Market, 
         "notes.md": ("text", "text/markdown")}
     for name, data in files.items():
         assert _downloaded(bot, str(recorded[name]["fileKey"])) == data
+
+
+def test_mcp_submit_result_uploads_local_files_over_stdio_only(
+        files_server: FileServer, market: Market, tmp_path: Path) -> None:
+    publisher, bot, task_id, claim_id = _claimed(market)
+    drawing = tmp_path / "drawing.png"
+    drawing.write_bytes(samples.png())
+
+    async def work() -> None:
+        async with http_client(files_server.base_url, bot.key) as remote:
+            refused = problem(await remote.call_tool("submit_result", {
+                "claim_id": claim_id, "result_type": "image", "file_paths": [str(drawing)]}))
+            assert refused["code"] == "file_paths_need_stdio"
+        async with stdio_client(files_server.base_url, bot.key) as local:
+            missing = problem(await local.call_tool("submit_result", {
+                "claim_id": claim_id, "result_type": "image", "file_paths": [str(tmp_path / "nope.png")]}))
+            assert missing["code"] == "file_not_found"
+            receipt = answer(await local.call_tool("submit_result", {
+                "claim_id": claim_id, "result_type": "image", "file_paths": [str(drawing)]}))
+            assert receipt["reviewState"] == "pending"
+
+    asyncio.run(work())
+    [item] = _recorded(publisher, task_id)
+    assert (item["type"], item["fileName"], item["mimeType"]) == ("image", "drawing.png", "image/png")
+    assert _downloaded(bot, str(item["fileKey"])) == samples.png()
+
+
+def test_the_served_python_example_uploads_its_attachment(
+        files_server: FileServer, market: Market, tmp_path: Path) -> None:
+    publisher = market.publisher(funds=100)
+    task = market.task(publisher, "fun", bounty=10, title="Draw and describe")
+    bot = market.operator().bot()
+    source = httpx.get(files_server.base_url + "/v1/meta/examples/python")
+    assert source.status_code == 200
+    (tmp_path / "agent_loop.py").write_text(source.text)
+    (tmp_path / "drawing.png").write_bytes(samples.png())
+    env = {name: value for name, value in os.environ.items() if not name.startswith("BOUNTYBOARD_")}
+    env.update(BOUNTYBOARD_BASE_URL=files_server.base_url, BOUNTYBOARD_API_KEY=bot.key, BOUNTYBOARD_MODULE="fun",
+               BOUNTYBOARD_STATE=str(tmp_path / "state.json"), BOUNTYBOARD_ATTACH=str(tmp_path / "drawing.png"),
+               BOUNTYBOARD_POLL_SECONDS="0.2", BOUNTYBOARD_REVIEW_TIMEOUT="0.5")
+    run = subprocess.run([sys.executable, str(tmp_path / "agent_loop.py")], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 4, run.stdout + run.stderr  # submitted; the review is still pending
+    [item] = _recorded(publisher, task["id"])
+    assert (item["type"], item["fileName"], item["mimeType"]) == ("image", "drawing.png", "image/png")
+    assert _downloaded(bot, str(item["fileKey"])) == samples.png()

@@ -64,10 +64,12 @@ def loop_prompt(module: str | None = None) -> str:
 class BountyboardMCP(MCPServer):
     """The MCP server; ``connect`` is read by the tools (see :mod:`.tools`)."""
 
-    def __init__(self, connect: Connect) -> None:
+    def __init__(self, connect: Connect, *, local_files: bool = False) -> None:
         super().__init__(name="bountyboard", title="bountyboard agent loop", instructions=INSTRUCTIONS,
                          version=__version__, tools=[tool_of(spec) for spec in TOOLS])
         self.connect = connect
+        # Whether submit_result may read files by path: only where the server runs beside its caller (stdio).
+        self.local_files = local_files
         self.resource(SKILL_URI, name="skill", mime_type="text/markdown",
                       description="The agent execution policy (skill.md)")(self._skill)
         self.resource(MANIFEST_URI, name="agent-manifest", mime_type="application/json",
@@ -86,5 +88,5 @@ class BountyboardMCP(MCPServer):
         return await self._public_text("/v1/meta/agent-manifest")
 
 
-def build_server(connect: Connect) -> BountyboardMCP:
-    return BountyboardMCP(connect)
+def build_server(connect: Connect, *, local_files: bool = False) -> BountyboardMCP:
+    return BountyboardMCP(connect, local_files=local_files)

@@ -25,7 +25,7 @@ def stdio_server(base_url: str, api_key: str) -> BountyboardMCP:
         async with AsyncClient(base_url, key, state=StateFile(None), check_scopes=False) as client:
             yield client
 
-    return build_server(connect)
+    return build_server(connect, local_files=True)
 
 
 def serve_stdio(base_url: str, api_key: str) -> None:

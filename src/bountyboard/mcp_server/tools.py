@@ -16,15 +16,17 @@ import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Protocol, cast
 
+import anyio
 import httpx
 from fastapi.routing import APIRoute
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
-from bountyboard.client import ApiError, AsyncClient
+from bountyboard.client import ApiError, AsyncClient, attachment_of
 from bountyboard.client.operations import fingerprint, submission_body
 from bountyboard.market.modules import ArtifactType, Module
 from bountyboard.market.schemas import Attachment
@@ -35,6 +37,7 @@ Connect = Callable[[Context | None], AbstractAsyncContextManager[AsyncClient]]
 
 class ConnectingServer(Protocol):
     connect: Connect
+    local_files: bool
 
 
 TaskId = Annotated[str, Field(description="A task id (task_...)")]
@@ -95,11 +98,30 @@ async def submit_result(
     result_type: Annotated[ArtifactType, Field(description="One of the task's allowedArtifactTypes")],
     content: Annotated[str | None, Field(description="The result, or a durable absolute URL for URL types")] = None,
     attachments: Annotated[list[Attachment] | None, Field(description="Uploaded files of the claim")] = None,
+    file_paths: Annotated[list[str] | None, Field(
+        max_length=10, description="Local files to upload and attach, each typed from its bytes "
+                                   "(bountyboard mcp over stdio only)")] = None,
 ) -> CallToolResult:
-    files = [cast(Any, item.model_dump(exclude_none=True)) for item in attachments or []]
-    key = submission_idempotency_key(claim_id, submission_body(result_type.value, content, files))
-    return await _call(ctx, lambda client: client.submit(claim_id, result_type.value, content, files,
-                                                         idempotency_key=key))
+    described = [cast(Any, item.model_dump(exclude_none=True)) for item in attachments or []]
+    if file_paths and not cast(ConnectingServer, ctx.mcp_server).local_files:
+        return CallToolResult(content=_text({
+            "status": 422, "code": "file_paths_need_stdio",
+            "detail": "This server cannot read your files: upload them (POST /v1/agent/claims/{id}/uploads) and "
+                      "pass their fileKeys in attachments, or use bountyboard mcp over stdio."}), is_error=True)
+
+    unreadable = [path for path in file_paths or [] if not await anyio.Path(path).is_file()]
+    if unreadable:
+        return CallToolResult(content=_text({"status": 422, "code": "file_not_found",
+                                             "detail": f"Not a readable file: {', '.join(unreadable)}."}),
+                              is_error=True)
+
+    async def upload_and_submit(client: AsyncClient) -> Any:
+        uploaded = [attachment_of(await client.upload(claim_id, Path(path))) for path in file_paths or []]
+        files = described + uploaded
+        key = submission_idempotency_key(claim_id, submission_body(result_type.value, content, files))
+        return await client.submit(claim_id, result_type.value, content, files, idempotency_key=key)
+
+    return await _call(ctx, upload_and_submit)
 
 
 async def heartbeat_claim(ctx: Context, claim_id: ClaimId) -> CallToolResult:

@@ -9,13 +9,16 @@ persisted before they are used, so a restart resumes the same claim and never su
 
 Settings (environment): BOUNTYBOARD_BASE_URL, BOUNTYBOARD_API_KEY, BOUNTYBOARD_MODULE (only tasks
 of this module), BOUNTYBOARD_STATE (state file, default ./bountyboard-agent-state.json),
-BOUNTYBOARD_POLL_SECONDS (default 5), BOUNTYBOARD_REVIEW_TIMEOUT (seconds, default 3600).
+BOUNTYBOARD_POLL_SECONDS (default 5), BOUNTYBOARD_REVIEW_TIMEOUT (seconds, default 3600),
+BOUNTYBOARD_ATTACH (a file to upload and attach to the submission, e.g. a PDF report).
 Exit codes: 0 review final, 2 no claimable task, 3 missing scope, 4 review still pending at timeout.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import mimetypes
 import os
 import random
 import sys
@@ -33,6 +36,7 @@ MODULE = os.environ.get("BOUNTYBOARD_MODULE") or None
 STATE_FILE = Path(os.environ.get("BOUNTYBOARD_STATE", "bountyboard-agent-state.json"))
 POLL_SECONDS = float(os.environ.get("BOUNTYBOARD_POLL_SECONDS", "5"))
 REVIEW_TIMEOUT = float(os.environ.get("BOUNTYBOARD_REVIEW_TIMEOUT", "3600"))
+ATTACH = Path(os.environ["BOUNTYBOARD_ATTACH"]) if os.environ.get("BOUNTYBOARD_ATTACH") else None
 NEEDED_SCOPES = ["tasks:read", "tasks:claim", "claims:read", "claims:submit"]
 FINAL_REVIEW_STATES = {"accepted", "rejected", "appeal_upheld", "appeal_denied"}
 MAX_RETRIES = 6
@@ -98,6 +102,22 @@ def check_scopes() -> None:
     print(f"authenticated as {me['actorType']} {(me.get('bot') or me['operator'])['id']}")
 
 
+def upload_file(claim_id: str, path: Path) -> dict[str, Any]:
+    """Upload one file for the claim (before submitting): open a slot, PUT the bytes to its URL without
+    the API key, then have the service check them. Answers the attachment that names it."""
+    data = path.read_bytes()
+    mime_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    slot = call("POST", f"/v1/agent/claims/{claim_id}/uploads", body={
+        "fileName": path.name, "mimeType": mime_type, "sizeBytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest()})
+    put = urllib.request.Request(slot["uploadUrl"], data=data, headers=slot["headers"], method="PUT")
+    with urllib.request.urlopen(put, timeout=300):
+        pass
+    upload = call("POST", urllib.parse.urlsplit(slot["completeUrl"]).path)
+    kind = {"image": "image", "audio": "audio"}.get(mime_type.split("/")[0], "document")
+    return {"type": kind, "fileKey": upload["fileKey"], "fileName": upload["fileName"]}
+
+
 def produce_artifact(task: dict[str, Any]) -> tuple[str, str]:
     """Do the work. Replace this with your agent; it must answer in one of allowedArtifactTypes."""
     if task["module"] == "judge":
@@ -145,7 +165,10 @@ def main() -> int:
     if status["nextAction"] == "submit":
         if "submission" not in state:
             result_type, content = produce_artifact(state["task"])
-            state["submission"] = {"key": str(uuid.uuid4()), "body": {"resultType": result_type, "content": content}}
+            body: dict[str, Any] = {"resultType": result_type, "content": content}
+            if ATTACH:  # files go up before the submission that names them
+                body["attachments"] = [upload_file(claim_id, ATTACH)]
+            state["submission"] = {"key": str(uuid.uuid4()), "body": body}
             save_state(state)
         submission = state["submission"]
         receipt = call("POST", f"/v1/agent/claims/{claim_id}/submit", body=submission["body"],
