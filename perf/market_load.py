@@ -11,8 +11,8 @@ seeded with ``--tasks`` published tasks and arenas, then, right after measuring 
 - the task list under wrk (``--list-connections``) while the claim + submit cycle runs: its p99;
 - a conditional ``GET /v1/agent/tasks`` (``If-None-Match`` with the list's ETag) under wrk.
 
-wrk comes from Debian (``make perf`` installs it). ``--profile DIR`` records py-spy flame graphs of
-the server during the list and the cycle.
+wrk comes from Debian (``make perf`` installs it). ``--profile DIR`` records py-spy profiles (collapsed
+stacks, summarised by ``python -m perf.profile_top``) of the server during the list and the cycle.
 
     .venv/bin/python -m perf.market_load [--backend sqlite|postgresql|both] [--seconds 10]
         [--connections 16] [--tasks 260] [--profile DIR]
@@ -119,10 +119,16 @@ async def _seed(http: httpx.AsyncClient, admin_key: str, workers: int, tasks: in
         _ok(await http.post(f"/v1/tasks/{task['id']}/publish", headers=as_publisher))
         return str(task["id"])
 
-    for index in range(tasks):
-        await publish({"module": "fun", "title": f"listed task {index}", "description": "x" * 200, "bountyAmount": 1})
-    arena_ids = [await publish({"module": "arena", "title": f"arena {index}", "bountyAmount": 10,
-                                "maxClaims": ARENA_SLOTS}) for index in range(arenas)]
+    gate = asyncio.Semaphore(8)
+
+    async def publish_gated(body: dict[str, object]) -> str:
+        async with gate:
+            return await publish(body)
+
+    await asyncio.gather(*(publish_gated({"module": "fun", "title": f"listed task {index}", "description": "x" * 200,
+                                          "bountyAmount": 1}) for index in range(tasks)))
+    arena_ids = await asyncio.gather(*(publish_gated({"module": "arena", "title": f"arena {index}", "bountyAmount": 10,
+                                                      "maxClaims": ARENA_SLOTS}) for index in range(arenas)))
     operator = _ok(await http.post("/v1/admin/users", headers=admin,
                                    json={"email": f"op-{uuid.uuid4().hex[:8]}@example.com", "role": "operator"}))
     operator_key = _ok(await http.post(f"/v1/admin/users/{operator['id']}/api-keys", headers=admin,
@@ -135,7 +141,7 @@ async def _seed(http: httpx.AsyncClient, admin_key: str, workers: int, tasks: in
         keys.append(str(_ok(await http.post("/v1/profile/api-keys", headers=as_operator, json={
             "kind": "bot", "botId": bot["id"],
             "scopes": ["tasks:read", "tasks:claim", "claims:submit", "claims:read"]}))["key"]))
-    return keys, arena_ids
+    return keys, list(arena_ids)
 
 
 @contextlib.contextmanager
@@ -146,9 +152,9 @@ def _profiled(pid: int, directory: Path | None, name: str, seconds: float) -> It
         return
     directory.mkdir(parents=True, exist_ok=True)
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    target = directory / f"{name}.svg"
+    target = directory / f"{name}.txt"  # collapsed stacks: perf/profile_top.py summarises them
     recorder = subprocess.Popen([spy, "record", "--pid", str(pid), "--duration", f"{seconds:.0f}", "--rate", "250",
-                                 "--output", str(target), "--nonblocking"],
+                                 "--format", "raw", "--output", str(target), "--nonblocking"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield
@@ -235,7 +241,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16, help="wrk connections and cycle bots")
     parser.add_argument("--list-connections", type=int, default=4, help="list pollers beside the cycle")
     parser.add_argument("--tasks", type=int, default=260, help="published tasks in the list")
-    parser.add_argument("--profile", type=Path, help="write py-spy flame graphs of the server here")
+    parser.add_argument("--profile", type=Path, help="write py-spy profiles of the server here")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (make perf installs it: apt-get install -y wrk)")

@@ -9,14 +9,20 @@ Subscriptions point at a threaded HTTP receiver on loopback that answers 200 at 
   out to eight subscriptions, which are sent to in parallel;
 - latency: ``bountyboard serve`` with its in-process dispatcher (the embedded default) and
   ``--trickle`` single events, one every 50 ms; each arrival time minus the event's ``timestamp``
-  (same machine, same clock), p50 and p99.
+  (same machine, same clock), p50 and p99;
+- steady load: ``--rate`` events per second for ``--seconds`` (open loop: each emit is sent on its
+  schedule whether or not the previous one has been answered), delivered by serve's in-process
+  dispatcher and then by a separate ``bountyboard worker`` (serve's dispatcher off); event-to-delivery
+  p50, p99 and max. Target: p99 under 250 ms.
 
     .venv/bin/python -m perf.webhook_dispatch [--backend sqlite|postgresql] [--events 2000] [--trickle 200]
+        [--rate 100] [--seconds 60] [--only steady]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import signal
 import statistics
 import subprocess
@@ -26,6 +32,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import httpx
 from tests.events.conftest import admin_of
 from tests.events.helpers import account, emit, subscribe
 from tests.events.receiver import Receiver
@@ -83,15 +90,73 @@ def latency(backend: str, trickle: int) -> None:
               f"p99 {_percentile(latencies, 0.99):.0f} ms, mean {statistics.fmean(latencies):.0f} ms")
 
 
+async def _emit_steadily(base_url: str, admin_key: str, operator_id: str, rate: float,
+                         seconds: float) -> dict[str, float]:
+    """Event id -> its timestamp, for ``rate`` emits a second sent on schedule for ``seconds``."""
+    sent: dict[str, float] = {}
+    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {admin_key}"},
+                                 limits=httpx.Limits(max_connections=64), timeout=30) as http:
+
+        async def one() -> None:
+            response = await http.post("/v1/admin/events", json={"type": "claim.reviewed", "count": 1,
+                                                                  "operatorId": operator_id})
+            response.raise_for_status()
+            event = response.json()["data"][0]
+            sent[event["id"]] = datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp()
+
+        started = time.perf_counter()
+        pending = []
+        for index in range(int(rate * seconds)):
+            await asyncio.sleep(max(0.0, started + index / rate - time.perf_counter()))
+            pending.append(asyncio.create_task(one()))
+        await asyncio.gather(*pending)
+        print(f"  {len(sent)} events emitted in {time.perf_counter() - started:.1f} s")
+    return sent
+
+
+def steady(backend: str, rate: float, seconds: float, separate_worker: bool) -> float:
+    """p99 event-to-delivery latency (ms) at a steady rate, by serve's dispatcher or a separate worker."""
+    env: dict[str, str | None] = {"BOUNTYBOARD_RUN_DISPATCHER": "false"} if separate_worker else {}
+    label = "separate worker" if separate_worker else "serve's dispatcher"
+    with tempfile.TemporaryDirectory() as tmp, database_url(backend, Path(tmp)) as url, \
+            LiveServer(Path(tmp), url, env=env) as server, Receiver() as receiver:
+        admin = admin_of(server)
+        operator = account(admin, "operator")
+        subscribe(operator, receiver.url, ["claim.reviewed"])
+        worker = subprocess.Popen([sys.executable, "-m", "bountyboard", "worker"], env=server.env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if separate_worker else None
+        try:
+            sent = asyncio.run(_emit_steadily(server.base_url, admin.key, operator.id, rate, seconds))
+            arrivals = receiver.wait_until(lambda r: len(r) >= len(sent), timeout=300)
+        finally:
+            if worker is not None:
+                worker.send_signal(signal.SIGTERM)
+                worker.wait(timeout=60)
+    latencies = [(r.at - sent[r.id]) * 1000 for r in arrivals if r.id in sent]
+    p99 = _percentile(latencies, 0.99)
+    print(f"[{backend}] {rate:.0f} events/s for {seconds:.0f} s, {label}: {len(latencies)} deliveries, "
+          f"p50 {_percentile(latencies, 0.5):.0f} ms, p99 {p99:.0f} ms, max {max(latencies):.0f} ms", flush=True)
+    return p99
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], action="append")
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--trickle", type=int, default=200)
+    parser.add_argument("--rate", type=float, default=100.0, help="events per second of the steady load")
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of the steady load")
+    parser.add_argument("--only", choices=["throughput", "latency", "steady"], action="append")
     args = parser.parse_args()
+    only = set(args.only or ["throughput", "latency", "steady"])
     for backend in args.backend or ["sqlite", "postgresql"]:
-        throughput(backend, args.events)
-        latency(backend, args.trickle)
+        if "throughput" in only:
+            throughput(backend, args.events)
+        if "latency" in only:
+            latency(backend, args.trickle)
+        if "steady" in only:
+            for separate_worker in (False, True):
+                steady(backend, args.rate, args.seconds, separate_worker)
 
 
 if __name__ == "__main__":

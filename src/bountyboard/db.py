@@ -2,17 +2,20 @@
 
 SQLite (the embedded default) and PostgreSQL run the same models and the same Alembic history.
 On SQLite (in WAL mode) a writing transaction starts with ``BEGIN IMMEDIATE`` so that concurrent
-writers queue on the database lock instead of failing half-way through a read-then-write; a
-request that only reads (GET, HEAD) starts a deferred one, which never takes the write lock. If such a
-request turns out to write after all (a claim lapsing as it is shown), its session moves to a
-``BEGIN IMMEDIATE`` transaction at its first locking read or write (see ``_escalate``), which is
-what PostgreSQL's READ COMMITTED with ``SELECT ... FOR UPDATE`` gives the same code.
+writers queue on the database lock instead of failing half-way through a read-then-write (within a
+process they queue in ``_WriterQueue``); a request that only reads (GET, HEAD) begins no
+transaction and never takes the write lock. If such a request turns out to write after all (a claim
+lapsing as it is shown), its session starts a ``BEGIN IMMEDIATE`` transaction at its first locking
+read or write (see ``_escalate``), which is what PostgreSQL's READ COMMITTED with
+``SELECT ... FOR UPDATE`` gives the same code.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextvars import ContextVar
 from datetime import datetime
@@ -28,6 +31,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session
 from sqlalchemy.types import TypeDecorator
+from sqlalchemy.util import await_
 
 from bountyboard.clock import as_utc
 from bountyboard.config import Settings, get_settings
@@ -81,8 +85,55 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: Any) -> None:
-        deferred = connection.get_execution_options().get(_DEFERRED_BEGIN, False)
-        connection.exec_driver_sql("BEGIN" if deferred else "BEGIN IMMEDIATE")
+        # A reading session issues no BEGIN: each of its statements reads the latest committed state
+        # by itself (as PostgreSQL's READ COMMITTED does), one round trip to the driver's thread fewer.
+        if not connection.get_execution_options().get(_DEFERRED_BEGIN, False):
+            _begin_immediate(connection)
+
+    @event.listens_for(engine.sync_engine, "commit")
+    @event.listens_for(engine.sync_engine, "rollback")
+    def _on_end(connection: Any) -> None:
+        _writers.release(connection.info)
+
+    @event.listens_for(engine.sync_engine.pool, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        _writers.release(record.info)  # should a transaction end unseen, its turn ends with its connection
+
+
+class _WriterQueue:
+    """This process's SQLite writers take turns here, first come first served, before ``BEGIN IMMEDIATE``.
+
+    Left to SQLite, waiting writers poll the lock with sleeps that grow to 100 ms, so under load the
+    lock sits free while they sleep; here a writer starts the moment the previous one ends. SQLite's
+    busy timeout still covers writers in other processes (a worker, the CLI). A writer that waits
+    longer than the busy timeout goes on to SQLite's own wait, so this never fails what did not fail.
+    """
+
+    _HELD = "bountyboard_writer_turn"
+    _PATIENCE = 30.0
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    def acquire(self, info: dict[str, Any]) -> None:
+        """Wait for this process's turn (from SQLAlchemy's synchronous code, inside its greenlet)."""
+        lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+        with contextlib.suppress(TimeoutError):
+            await_(asyncio.wait_for(lock.acquire(), self._PATIENCE))
+            info[self._HELD] = lock
+
+    def release(self, info: dict[str, Any]) -> None:
+        lock = info.pop(self._HELD, None)
+        if lock is not None:
+            lock.release()
+
+
+_writers = _WriterQueue()
+
+
+def _begin_immediate(connection: Any) -> None:
+    _writers.acquire(connection.info)
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 # Marks the sessions (and their engine's connections) of requests that only read, on SQLite.
@@ -91,15 +142,13 @@ _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def _escalate(session: Session) -> None:
-    """Swap a reading session's deferred transaction for a ``BEGIN IMMEDIATE`` one, before its first write.
+    """Start a ``BEGIN IMMEDIATE`` transaction in a reading session, before its first write.
 
-    The deferred transaction has written nothing, so ending it loses nothing; the rows the write depends
-    on are read again under the lock (the locking reads do that on both databases).
+    Its earlier statements ran each on its own (no BEGIN), so nothing is open to end; the rows the
+    write depends on are read again under the lock (the locking reads do that on both databases).
     """
     session.info[_DEFERRED_BEGIN] = False
-    connection = session.connection()
-    connection.exec_driver_sql("COMMIT")
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    _begin_immediate(session.connection())
 
 
 @event.listens_for(Session, "do_orm_execute")

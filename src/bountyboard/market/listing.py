@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -55,16 +55,21 @@ class TaskQuery:
             filters.append(Task.module == self.module.value)
         return filters
 
-    def rows(self, *columns: Any) -> Select[Any]:
-        """The page's rows, one more than asked for (to tell whether more follow)."""
+    async def page(self, session: AsyncSession, *columns: Any) -> tuple[list[Any], bool, int]:
+        """The page's rows, whether more follow, and the list's total, in one statement when it can be."""
         query = select(*columns).where(*self._filters())
         if self.after is not None:
             query = query.where(self.after.before(Task.published_at, Task.id))
-        return query.order_by(*_TASK_ORDER).offset(self.params.offset).limit(self.params.pageSize + 1)
-
-    async def total(self, session: AsyncSession) -> int:
+        else:  # the total rides along with the rows (a cursor's rows are only the tail of the list)
+            query = query.add_columns(func.count().over().label("listed"))
+        # One row more than asked for tells whether more follow.
+        query = query.order_by(*_TASK_ORDER).offset(self.params.offset).limit(self.params.pageSize + 1)
+        rows = list((await session.execute(query)).all())
+        more, rows = len(rows) > self.params.pageSize, rows[: self.params.pageSize]
+        if rows and self.after is None:
+            return rows, more, int(rows[0].listed)
         # Counted on the (status, published_at, id) index alone, without reading a row.
-        return int(await session.scalar(select(func.count(Task.id)).where(*self._filters())) or 0)
+        return rows, more, int(await session.scalar(select(func.count(Task.id)).where(*self._filters())) or 0)
 
     def etag(self, total: int, rows: list[Any]) -> str:
         visible = [(row.id, row.status, row.slots_taken, row.bounty_cents, row.ended_at, task_next_action(row))
@@ -75,15 +80,13 @@ class TaskQuery:
 
 async def task_list_etag(session: AsyncSession, query: TaskQuery) -> str:
     """The ETag the page would have, from the columns it is made of (for ``If-None-Match``)."""
-    rows = list((await session.execute(query.rows(*_TASK_VERSION_COLUMNS))).all())
-    return query.etag(await query.total(session), rows)
+    rows, _, total = await query.page(session, *_TASK_VERSION_COLUMNS)
+    return query.etag(total, rows)
 
 
 async def agent_tasks(session: AsyncSession, query: TaskQuery) -> tuple[KeysetPage[AgentTask], str]:
     """The page and its ETag."""
-    rows = list((await session.execute(query.rows(*_TASK_COLUMNS))).all())
-    more, rows = len(rows) > query.params.pageSize, rows[: query.params.pageSize]
-    total = await query.total(session)
+    rows, more, total = await query.page(session, *_TASK_COLUMNS)
     last = Cursor(at=rows[-1].published_at, id=rows[-1].id) if rows else None
     # A Core row has the attributes task_out reads from a Task.
     page = KeysetPage[AgentTask].after([task_out(cast(Task, row)) for row in rows], query.params, total, more, last)
