@@ -16,9 +16,11 @@ $(VENV)/.dev: pyproject.toml $(VENV)/.runtime
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $@
 
-## run: install and start the service on the embedded default (SQLite, 127.0.0.1:8000)
+## run: install and start the service on the embedded default (SQLite, 127.0.0.1:8000; make run PORT=9000)
+HOST ?= 127.0.0.1
+PORT ?= 8000
 run: $(VENV)/.runtime
-	$(BIN)/bountyboard serve
+	$(BIN)/bountyboard serve --host $(HOST) --port $(PORT)
 
 ## system-deps: Debian packages the tests drive (Chromium for the browser tests)
 system-deps:
@@ -46,8 +48,9 @@ lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests perf
 	$(BIN)/mypy
 
-## perf: the benchmarks under perf/ (figures go to docs/performance.md)
+## perf: the benchmarks under perf/, each a ratio against a bare floor app run beside it (figures go to docs/performance.md)
 perf: $(VENV)/.dev
+	./scripts/perf-deps.sh
 	$(BIN)/python -m perf
 
 clean:
