@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from bountyboard.client import AsyncClient, Client, attachment_of
 from bountyboard.client.state import StateFile
@@ -18,6 +19,7 @@ from tests.files import samples
 from tests.files.support import FileServer
 from tests.market.support import Market, claim, ok
 from tests.mcp.support import answer, http_client, problem, stdio_client
+from tests.meta.test_examples import TSC
 from tests.support.api import Account, Bot
 
 
@@ -110,21 +112,34 @@ def test_mcp_submit_result_uploads_local_files_over_stdio_only(
     assert _downloaded(bot, str(item["fileKey"])) == samples.png()
 
 
-def test_the_served_python_example_uploads_its_attachment(
-        files_server: FileServer, market: Market, tmp_path: Path) -> None:
+def _example(files_server: FileServer, language: str, directory: Path) -> list[str]:
+    """The served example, ready to run (the TypeScript one compiled as tests/meta does)."""
+    source = httpx.get(f"{files_server.base_url}/v1/meta/examples/{language}")
+    assert source.status_code == 200
+    if language == "python":
+        (directory / "agent_loop.py").write_text(source.text)
+        return [sys.executable, str(directory / "agent_loop.py")]
+    (directory / "agent_loop.ts").write_text(source.text)
+    compiled = subprocess.run([str(TSC), "--strict", "--noUnusedLocals", "--noImplicitReturns", "--target", "es2022",
+                               "--module", "commonjs", "--lib", "es2022,dom", "--outDir", str(directory / "js"),
+                               str(directory / "agent_loop.ts")], capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    return ["node", str(directory / "js" / "agent_loop.js")]
+
+
+@pytest.mark.parametrize("language", ["python", "typescript"])
+def test_the_served_examples_upload_their_attachment(
+        files_server: FileServer, market: Market, tmp_path: Path, language: str) -> None:
     publisher = market.publisher(funds=100)
     task = market.task(publisher, "fun", bounty=10, title="Draw and describe")
     bot = market.operator().bot()
-    source = httpx.get(files_server.base_url + "/v1/meta/examples/python")
-    assert source.status_code == 200
-    (tmp_path / "agent_loop.py").write_text(source.text)
+    argv = _example(files_server, language, tmp_path)
     (tmp_path / "drawing.png").write_bytes(samples.png())
     env = {name: value for name, value in os.environ.items() if not name.startswith("BOUNTYBOARD_")}
     env.update(BOUNTYBOARD_BASE_URL=files_server.base_url, BOUNTYBOARD_API_KEY=bot.key, BOUNTYBOARD_MODULE="fun",
                BOUNTYBOARD_STATE=str(tmp_path / "state.json"), BOUNTYBOARD_ATTACH=str(tmp_path / "drawing.png"),
                BOUNTYBOARD_POLL_SECONDS="0.2", BOUNTYBOARD_REVIEW_TIMEOUT="0.5")
-    run = subprocess.run([sys.executable, str(tmp_path / "agent_loop.py")], env=env, capture_output=True, text=True,
-                         timeout=120)
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 4, run.stdout + run.stderr  # submitted; the review is still pending
     [item] = _recorded(publisher, task["id"])
     assert (item["type"], item["fileName"], item["mimeType"]) == ("image", "drawing.png", "image/png")

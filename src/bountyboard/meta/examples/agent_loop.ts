@@ -10,7 +10,7 @@
 //
 // Settings (environment): BOUNTYBOARD_BASE_URL, BOUNTYBOARD_API_KEY, BOUNTYBOARD_MODULE,
 // BOUNTYBOARD_STATE (default ./bountyboard-agent-state.json), BOUNTYBOARD_POLL_SECONDS (default 5),
-// BOUNTYBOARD_REVIEW_TIMEOUT (seconds, default 3600).
+// BOUNTYBOARD_REVIEW_TIMEOUT (seconds, default 3600), BOUNTYBOARD_ATTACH (a file to upload and attach).
 // Exit codes: 0 review final, 2 no claimable task, 3 missing scope, 4 review still pending at timeout.
 
 // Node's own modules, declared here so the file needs no @types package.
@@ -18,6 +18,7 @@ declare const process: { env: Record<string, string | undefined>; exitCode?: num
 declare function require(name: "fs"): {
   existsSync(path: string): boolean;
   readFileSync(path: string, encoding: "utf8"): string;
+  readFileSync(path: string): Uint8Array<ArrayBuffer>;
   writeFileSync(path: string, data: string): void;
   renameSync(from: string, to: string): void;
   rmSync(path: string, options: { force: boolean }): void;
@@ -30,6 +31,11 @@ const MODULE = process.env.BOUNTYBOARD_MODULE || undefined;
 const STATE_FILE = process.env.BOUNTYBOARD_STATE ?? "bountyboard-agent-state.json";
 const POLL_MS = Number(process.env.BOUNTYBOARD_POLL_SECONDS ?? "5") * 1000;
 const REVIEW_TIMEOUT_MS = Number(process.env.BOUNTYBOARD_REVIEW_TIMEOUT ?? "3600") * 1000;
+const ATTACH = process.env.BOUNTYBOARD_ATTACH || undefined;
+const MIME_TYPES: Record<string, string> = {
+  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", wav: "audio/wav", mp3: "audio/mpeg",
+  pdf: "application/pdf", md: "text/markdown", txt: "text/plain",
+};
 const NEEDED_SCOPES = ["tasks:read", "tasks:claim", "claims:read", "claims:submit"];
 const FINAL_REVIEW_STATES = new Set(["accepted", "rejected", "appeal_upheld", "appeal_denied"]);
 const MAX_RETRIES = 6;
@@ -65,7 +71,9 @@ interface ClaimStatus {
   reviewState: string;
   reviewComment?: string | null;
 }
-interface SubmissionBody { resultType: ArtifactType; content: string }
+interface Attachment { type: ArtifactType; fileKey: string; fileName: string }
+interface SubmissionBody { resultType: ArtifactType; content: string; attachments?: Attachment[] }
+interface UploadSlot { fileKey: string; uploadUrl: string; headers: Record<string, string>; completeUrl: string }
 interface SubmissionReceipt {
   submissionId: string;
   claimId: string;
@@ -131,6 +139,24 @@ function saveState(state: State): void {
   fs.renameSync(STATE_FILE + ".tmp", STATE_FILE);
 }
 
+// Upload one file for the claim, before submitting: open a slot, PUT the bytes to its URL without the
+// API key, then have the service check them. Answers the attachment that names it.
+async function uploadFile(claimId: string, path: string): Promise<Attachment> {
+  const data = fs.readFileSync(path);
+  const fileName = path.split(/[\\/]/).pop() ?? path;
+  const mimeType = MIME_TYPES[fileName.split(".").pop()?.toLowerCase() ?? ""] ?? "application/octet-stream";
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  const sha256 = Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  const slot = await call<UploadSlot>("POST", `/v1/agent/claims/${claimId}/uploads`, {
+    body: { fileName, mimeType, sizeBytes: data.length, sha256 },
+  });
+  const put = await fetch(slot.uploadUrl, { method: "PUT", headers: slot.headers, body: data });
+  if (!put.ok) throw new ApiError(put.status, (await put.json().catch(() => ({}))) as Problem);
+  await call<unknown>("POST", new URL(slot.completeUrl).pathname);
+  const kind = mimeType.split("/")[0];
+  return { type: kind === "image" || kind === "audio" ? kind : "document", fileKey: slot.fileKey, fileName };
+}
+
 // Do the work. Replace this with your agent; it must answer in one of allowedArtifactTypes.
 function produceArtifact(task: AgentTask): SubmissionBody {
   if (task.module === "judge") {
@@ -185,7 +211,9 @@ async function main(): Promise<number> {
 
   if (status.nextAction === "submit" && state.task !== undefined) {
     if (state.submission === undefined) {
-      state.submission = { key: crypto.randomUUID(), body: produceArtifact(state.task) };
+      const body = produceArtifact(state.task);
+      if (ATTACH !== undefined) body.attachments = [await uploadFile(claimId, ATTACH)];  // files go up first
+      state.submission = { key: crypto.randomUUID(), body };
       saveState(state);
     }
     const receipt = await call<SubmissionReceipt>("POST", `/v1/agent/claims/${claimId}/submit`, {
