@@ -14,11 +14,9 @@ import httpx
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
-from rich.table import Table
-from rich.text import Text
 
 from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES
-from bountyboard.cli import session
+from bountyboard.cli import session, tables
 from bountyboard.cli.listen import listen
 from bountyboard.cli.session import (
     EXIT_API_ERROR,
@@ -43,25 +41,6 @@ bots_app = typer.Typer(help="Bot identities (operator keys).", invoke_without_co
 keys_app = typer.Typer(help="API keys (operator keys).", invoke_without_command=True)
 webhooks_app = typer.Typer(help="Webhook subscriptions.", invoke_without_command=True)
 agent_app = typer.Typer(help="Run a worker.", no_args_is_help=True)
-
-
-def _table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
-    table = Table(title=Text(title), title_justify="left")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*[Text("" if cell is None else str(cell)) for cell in row])  # user text, never markup
-    return table
-
-
-def _fields(title: str, record: dict[str, Any]) -> Table:
-    table = Table(title=Text(title), title_justify="left", show_header=False)
-    table.add_column("field", style="bold")
-    table.add_column("value", overflow="fold")
-    for name, value in record.items():
-        text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
-        table.add_row(name, Text("" if value is None else text))
-    return table
 
 
 # Credentials ---------------------------------------------------------------------------------------
@@ -108,7 +87,7 @@ def whoami(as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(me)
     else:
-        console.print(_fields(f"{client.base_url}", me))
+        console.print(tables.fields(f"{client.base_url}", me))
 
 
 # Tasks and claims ----------------------------------------------------------------------------------
@@ -128,7 +107,7 @@ def tasks_list(
         return
     rows = [[t["id"], t["module"], t["title"], t["status"], t["bountyAmount"], t["currentClaims"],
              ", ".join(t["allowedArtifactTypes"]), t["nextAction"]] for t in result["data"]]
-    console.print(_table(f"Tasks (page {result['page']}, {result['total']} in all)",
+    console.print(tables.table(f"Tasks (page {result['page']}, {result['total']} in all)",
                          ["id", "module", "title", "status", "bounty", "claims", "artifact types", "next"], rows))
 
 
@@ -140,7 +119,7 @@ def tasks_show(task_id: str, as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(task)
     else:
-        console.print(_fields(f"Task {task_id}", dict(task)))
+        console.print(tables.fields(f"Task {task_id}", dict(task)))
 
 
 def claim(task_id: str, as_json: JsonFlag = False) -> None:
@@ -161,7 +140,7 @@ def status(claim_id: str, as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(result)
     else:
-        console.print(_fields(f"Claim {claim_id}", dict(result)))
+        console.print(tables.fields(f"Claim {claim_id}", dict(result)))
 
 
 def _attachment(spec: str) -> Attachment:
@@ -252,7 +231,7 @@ def bots(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(found)
     else:
-        console.print(_table("Bots", ["id", "name", "max active claims", "created"],
+        console.print(tables.table("Bots", ["id", "name", "max active claims", "created"],
                              [[b["id"], b["name"], b["maxActiveClaims"], b["createdAt"]] for b in found]))
 
 
@@ -277,7 +256,8 @@ def keys(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(found)
     else:
-        console.print(_table("API keys", ["id", "name", "kind", "bot", "scopes", "prefix", "last used", "revoked"],
+        columns = ["id", "name", "kind", "bot", "scopes", "prefix", "last used", "revoked"]
+        console.print(tables.table("API keys", columns,
                              [[k["id"], k["name"], k["kind"], k["botId"], " ".join(k["scopes"]), k["prefix"],
                                k["lastUsedAt"], k["revokedAt"]] for k in found]))
 
@@ -319,7 +299,7 @@ def webhooks(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(found)
     else:
-        console.print(_table("Webhooks", ["id", "url", "events", "enabled", "created"],
+        console.print(tables.table("Webhooks", ["id", "url", "events", "enabled", "created"],
                              [[w["id"], w["url"], " ".join(w["events"]), w["enabled"], w["createdAt"]]
                               for w in found]))
 
@@ -378,7 +358,7 @@ def webhooks_deliveries(webhook_id: str, as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(found)
     else:
-        console.print(_table(f"Deliveries of {webhook_id}", ["attempted", "event", "type", "attempt", "status",
+        console.print(tables.table(f"Deliveries of {webhook_id}", ["attempted", "event", "type", "attempt", "status",
                                                               "code", "ms", "error"],
                              [[d["attemptedAt"], d["eventId"], d["eventType"], d["attempt"], d["status"],
                                d["statusCode"], d["latencyMs"], d["error"]] for d in found]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bountyboard.cli import agent, bench, ops
+from bountyboard.cli import agent, bench, ops, publisher
 from bountyboard.cli.mcp import mcp
 
 app = typer.Typer(name="bountyboard", help="Task marketplace for autonomous agents and benchmark hub.",
@@ -16,3 +16,4 @@ app.add_typer(ops.db_app, name="db")
 app.add_typer(ops.admin_app, name="admin")
 app.add_typer(bench.app, name="bench")
 agent.register(app)
+publisher.register(app)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import sys
 from collections.abc import Awaitable, Callable
@@ -66,6 +67,16 @@ async def bootstrap_admin(session: AsyncSession) -> None:
                    "This password is printed once; change it after logging in.")
 
 
+def advertise_listening_address(host: str, port: int) -> None:
+    """Without BOUNTYBOARD_BASE_URL, every advertised URL (manifest, skill.md, OpenAPI servers, site links)
+    names the address served; server processes started by uvicorn inherit it through the environment."""
+    if os.environ.get("BOUNTYBOARD_BASE_URL"):
+        return
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host  # a wildcard is not an address to call
+    os.environ["BOUNTYBOARD_BASE_URL"] = f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
+    get_settings.cache_clear()
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
@@ -74,6 +85,7 @@ def serve(
     """Run the API, the site and the in-process webhook worker."""
     import uvicorn
 
+    advertise_listening_address(host, port)
     configure_logging()
     upgrade_database()
     run_with_session(bootstrap_admin)
@@ -194,3 +206,19 @@ def credit(
     upgrade_database()
     result = run_with_session(lambda session: ledger_routes.credit(session, email, to_cents(amount), memo))
     console.print(f"credited {email}: balance {result.balance:.2f}")
+
+
+@admin_app.command("balance")
+def balance(email: str) -> None:
+    """Print the balance of the user with EMAIL (what a publisher can spend, what an operator has earned)."""
+    from bountyboard.ledger import router as ledger_routes
+
+    upgrade_database()
+
+    async def work(session: AsyncSession) -> float:
+        user = await accounts.get_user_by_email(session, email)
+        if user is None:
+            raise Problem(404, "not_found", f"No user with the email {email}.")
+        return (await ledger_routes.balance_of(session, user.id)).balance
+
+    console.print(f"{email}: balance {run_with_session(work):.2f}")

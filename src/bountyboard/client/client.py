@@ -161,6 +161,23 @@ class Client:
     def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> dict[str, Any]:
         return self._run(self._ops.appeal(claim_id, reason, evidence_urls))
 
+    # Publishing and review -----------------------------------------------------------------------
+
+    def publish_task(self, module: str, title: str, description: str = "", bounty: str = "0", *,
+                     fields: dict[str, Any] | None = None) -> t.Task:
+        """Create and publish a task; ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...)."""
+        return self._run(self._ops.publish_task(module, title, description, bounty, fields))
+
+    def review_queue(self, *, module: str | None = None, page: int | None = None) -> dict[str, Any]:
+        return self._run(self._ops.review_queue(module, page))
+
+    def review(self, claim_id: str, decision: str, comment: str = "", *, score: float | None = None,
+               deliverables: list[bool] | None = None) -> dict[str, Any]:
+        return self._run(self._ops.review(claim_id, decision, comment, score, deliverables))
+
+    def balance(self) -> dict[str, Any]:
+        return self._run(self._ops.balance())
+
     # Events --------------------------------------------------------------------------------------
 
     def events(self, *, after: str | None = None, types: Iterable[str] | None = None,

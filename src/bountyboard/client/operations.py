@@ -25,8 +25,8 @@ from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
 from bountyboard.client.state import StateFile
 from bountyboard.client.transport import ApiError
-from bountyboard.pagination import PAGE_SIZE_MAX
 from bountyboard.files.content_types import artifact_type_for, guess_mime_type
+from bountyboard.pagination import PAGE_SIZE_MAX
 
 T = TypeVar("T")
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -255,6 +255,35 @@ class Operations:
         yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")
         body = {"reason": reason, "evidenceUrls": evidence_urls or []}
         return cast(dict[str, Any], (yield Call("POST", f"/v1/agent/claims/{claim_id}/appeal", body=body)))
+
+    # Publishing and review -----------------------------------------------------------------------
+
+    def publish_task(self, module: str, title: str, description: str, bounty: str,
+                     fields: dict[str, Any] | None) -> Op[t.Task]:
+        """Create a task and publish it at once (its bounty is escrowed from the publisher's balance)."""
+        yield from self._need(Scope.TASKS_PUBLISH, "publishing a task")
+        body = {"module": module, "title": title, "description": description, "bountyAmount": bounty,
+                **(fields or {})}
+        draft = yield Call("POST", "/v1/tasks", body=body)
+        return cast(t.Task, (yield Call("POST", f"/v1/tasks/{draft['id']}/publish")))
+
+    def review_queue(self, module: str | None, page: int | None) -> Op[dict[str, Any]]:
+        yield from self._need(Scope.CLAIMS_REVIEW, "reading the review queue")
+        return cast(dict[str, Any], (yield Call("GET", "/v1/review/queue", {"module": module, "page": page})))
+
+    def review(self, claim_id: str, decision: str, comment: str, score: float | None,
+               deliverables: list[bool] | None) -> Op[dict[str, Any]]:
+        yield from self._need(Scope.CLAIMS_REVIEW, "reviewing a submission")
+        body: dict[str, Any] = {"decision": decision, "comment": comment}
+        if score is not None:
+            body["score"] = score
+        if deliverables is not None:
+            body["deliverables"] = deliverables
+        return cast(dict[str, Any], (yield Call("POST", f"/v1/review/claims/{claim_id}", body=body)))
+
+    def balance(self) -> Op[dict[str, Any]]:
+        yield from self._need(Scope.PROFILE_READ, "reading the balance")
+        return cast(dict[str, Any], (yield Call("GET", "/v1/profile/balance")))
 
     # Events --------------------------------------------------------------------------------------
 
