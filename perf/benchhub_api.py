@@ -1,33 +1,37 @@
-"""Benchmark hub latencies over HTTP on the embedded default (SQLite).
+"""Benchmark hub over HTTP, as ratios: reads that must stay flat in stored runs, and a large upload
+against the bare floor app echoing the same body (perf/floor.py, started by this script).
 
-Starts ``bountyboard serve`` on a private data directory, then times ``POST /v1/runs`` by payload
-size, and the reads that grow with stored runs (``/v1/bench/reproduced``, the leaderboard) after
-uploading ``--runs`` runs of one model, plus ``/benchhub/index.json`` fresh and revalidated (304).
+Per backend, on a fresh database: the reads (`/v1/bench/reproduced?model=`, the gsm8k leaderboard,
+and both revalidated with If-None-Match) with one stored run of ``--tasks`` tasks, then again after
+``--runs`` runs of that model in all (spread over six benchmarks and two agents); then
+``POST /v1/runs`` with ``--trials`` trials against ``POST /echo`` of a body of the same size.
 
-    .venv/bin/python -m perf.benchhub_api [--runs 300] [--tasks 100] [--rounds 20]
+    .venv/bin/python -m perf.benchhub_api [--backend sqlite|postgresql|both] [--runs 150] [--tasks 100]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
+import json
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.support.api import ALL_SCOPES
+from tests.support.server import ADMIN_EMAIL, LiveServer, database_url, postgres_available
+
+from perf.floor import Floor
 
 BENCHMARKS = ["gsm8k", "mmlu", "arc-challenge", "hellaswag", "math-500", "boolq"]
-ADMIN_EMAIL = "perf-admin@example.com"
+AGENTS = ["terminus-2", "claude-code"]
+MODEL = "vendor/perf-model"
 
 
 def trials(n: int, seed: int) -> list[dict[str, Any]]:
@@ -36,44 +40,15 @@ def trials(n: int, seed: int) -> list[dict[str, Any]]:
              "tokens": {"input": 100, "output": 20}, "costUsd": 0.001} for i in range(n)]
 
 
-def payload(benchmark: str, n_trials: int, seed: int, model: str) -> dict[str, Any]:
-    return {"benchmark": benchmark, "model": model, "agent": {"name": "nop", "version": "1"},
-            "harness": {"name": "bountyboard", "version": "0.1.0"}, "dataset": {"ref": "perf", "revision": None},
+def payload(benchmark: str, n_trials: int, seed: int, agent: str = AGENTS[0]) -> dict[str, Any]:
+    return {"benchmark": benchmark, "model": MODEL, "agent": {"name": agent, "version": "1"},
+            "harness": {"name": "bountyboard", "version": "0.1.0"}, "dataset": {"ref": "perf", "revision": "r1"},
             "trials": trials(n_trials, seed), "claim": {"value": 0.5, "sourceUrl": "https://example.org"},
             "bundleSha256": hashlib.sha256(uuid.uuid4().bytes).hexdigest()}
 
 
-@contextlib.contextmanager
-def server(data_dir: Path) -> Iterator[tuple[str, str]]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    base_url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "BOUNTYBOARD_DATA_DIR": str(data_dir), "BOUNTYBOARD_BASE_URL": base_url,
-           "BOUNTYBOARD_ADMIN_EMAIL": ADMIN_EMAIL, "BOUNTYBOARD_ADMIN_PASSWORD": "perf-password-123",
-           "BOUNTYBOARD_SECRET_KEY": "perf-" + uuid.uuid4().hex, "BOUNTYBOARD_LOG_LEVEL": "WARNING",
-           "BOUNTYBOARD_RUNS_PER_USER_PER_DAY": "1000000"}
-    env.pop("BOUNTYBOARD_DATABASE_URL", None)
-    log = (data_dir / "server.log").open("ab")
-    process = subprocess.Popen([sys.executable, "-m", "bountyboard", "serve", "--port", str(port)], env=env,
-                               stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(base_url + "/readyz", timeout=2).status_code == 200:
-                    break
-            time.sleep(0.2)
-        key = subprocess.run([sys.executable, "-m", "bountyboard", "admin", "create-key", ADMIN_EMAIL, "--scopes",
-                              "runs:write,admin"], env=env, capture_output=True, text=True, check=True).stdout.strip()
-        yield base_url, key
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-def timed(call: Callable[[], httpx.Response], rounds: int, expect: int = 200) -> float:
-    """Median milliseconds of ``rounds`` calls (after one warm-up)."""
+def median_ms(call: Callable[[], httpx.Response], rounds: int, expect: int = 200) -> float:
+    """Median milliseconds of ``rounds`` calls, after one warm-up."""
     assert call().status_code == expect
     samples = []
     for _ in range(rounds):
@@ -84,39 +59,68 @@ def timed(call: Callable[[], httpx.Response], rounds: int, expect: int = 200) ->
     return statistics.median(samples)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=300)
-    parser.add_argument("--tasks", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=20)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, server(Path(tmp)) as (base_url, key):
-        http = httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}, timeout=120)
-        print("| operation | ms (median) |\n|---|---|")
-        for size in (10, 1000, 10000):
-            rounds = max(3, args.rounds // (1 + size // 1000))
-            ms = timed(lambda size=size: http.post("/v1/runs", json=payload("gsm8k", size, 0, "perf-model")), rounds)
-            print(f"| POST /v1/runs, {size} trials | {ms:.1f} |")
-        model = "vendor/perf-model-many"
-        start = time.perf_counter()
-        for index in range(args.runs):
-            body = payload(BENCHMARKS[index % len(BENCHMARKS)], args.tasks, index, model)
+def reads(http: httpx.Client, rounds: int) -> dict[str, float]:
+    reproduced = ("/v1/bench/reproduced", {"model": MODEL})
+    board = ("/v1/bench/benchmarks/gsm8k/leaderboard", {})
+    figures = {}
+    for name, (url, params) in (("reproduced", reproduced), ("leaderboard", board)):
+        figures[name] = median_ms(lambda url=url, params=params: http.get(url, params=params), rounds)
+        etag = http.get(url, params=params).headers["etag"]
+        figures[f"{name} (304)"] = median_ms(
+            lambda url=url, params=params, etag=etag: http.get(url, params=params, headers={"If-None-Match": etag}),
+            rounds, 304)
+    return figures
+
+
+def measure(backend: str, floor: Floor, args: argparse.Namespace) -> list[str]:
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp, database_url(backend, Path(tmp)) as url, \
+            LiveServer(Path(tmp), url, env={"BOUNTYBOARD_RUNS_PER_USER_PER_DAY": "1000000",
+                                            "BOUNTYBOARD_LOG_LEVEL": "WARNING"}) as server:
+        key = server.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
+        http = httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=300)
+        assert http.post("/v1/runs", json=payload("gsm8k", args.tasks, 0)).status_code == 200
+        one = reads(http, args.rounds)
+        for index in range(1, args.runs):
+            body = payload(BENCHMARKS[index % len(BENCHMARKS)], args.tasks, index, AGENTS[index % len(AGENTS)])
             response = http.post("/v1/runs", json=body)
             assert response.status_code == 200, response.text
-        seconds = time.perf_counter() - start
-        per_upload = seconds * 1000 / args.runs
-        print(f"| {args.runs} uploads of {args.tasks} trials, one after another | {per_upload:.1f} per upload |")
-        ms = timed(lambda: http.get("/v1/bench/reproduced", params={"model": model}), args.rounds)
-        print(f"| GET /v1/bench/reproduced, {args.runs} runs x {args.tasks} tasks | {ms:.1f} |")
-        ms = timed(lambda: http.get("/v1/bench/benchmarks/gsm8k/leaderboard"), args.rounds)
-        print(f"| GET leaderboard (gsm8k, {args.runs // len(BENCHMARKS) + 2} runs) | {ms:.1f} |")
-        ms = timed(lambda: http.get("/v1/bench/runs", params={"model": model, "pageSize": 100}), args.rounds)
-        print(f"| GET /v1/bench/runs?model=..&pageSize=100 | {ms:.1f} |")
-        etag = http.get("/benchhub/index.json").headers["etag"]
-        ms = timed(lambda: http.get("/benchhub/index.json"), args.rounds)
-        print(f"| GET /benchhub/index.json | {ms:.1f} |")
-        ms = timed(lambda: http.get("/benchhub/index.json", headers={"If-None-Match": etag}), args.rounds, 304)
-        print(f"| GET /benchhub/index.json, If-None-Match (304) | {ms:.1f} |")
+        many = reads(http, args.rounds)
+        for name in one:
+            lines.append(f"| {backend} | GET {name}, 1 run -> {args.runs} runs of {args.tasks} tasks | "
+                         f"{one[name]:.1f} -> {many[name]:.1f} ms | {many[name] / one[name]:.2f}x |")
+
+        bodies = [json.dumps(payload("gsm8k", args.trials, 10_000 + i)).encode() for i in range(args.upload_rounds + 1)]
+        headers = {"Content-Type": "application/json"}
+        echo = median_ms(lambda: httpx.post(floor.base_url + "/echo", content=bodies[0], headers=headers,
+                                            timeout=300), args.upload_rounds)
+        pending = iter(bodies)
+        upload = median_ms(lambda: http.post("/v1/runs", content=next(pending), headers=headers),
+                           args.upload_rounds)
+        lines.append(f"| {backend} | POST /v1/runs, {args.trials} trials ({len(bodies[0]) // 1024} KiB) vs floor "
+                     f"POST /echo | {upload:.0f} vs {echo:.0f} ms | {upload / echo:.2f}x |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument("--runs", type=int, default=150)
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--trials", type=int, default=10_000, help="trials of the large upload")
+    parser.add_argument("--rounds", type=int, default=30, help="timed calls per read")
+    parser.add_argument("--upload-rounds", type=int, default=5, help="timed large uploads")
+    args = parser.parse_args()
+    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
+    if "postgresql" in backends and not postgres_available():
+        raise SystemExit("PostgreSQL is not reachable (BOUNTYBOARD_TEST_POSTGRES)")
+    print(f"load average {os.getloadavg()[0]:.2f}")
+    print("| backend | operation | figures (median) | ratio |\n|---|---|---|---|")
+    with Floor() as floor:
+        for backend in backends:
+            for line in measure(backend, floor, args):
+                print(line, flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast, overload
 
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -27,7 +28,6 @@ from bountyboard.benchhub import pools, registry, stats
 from bountyboard.benchhub.aliases import model_key
 from bountyboard.benchhub.models import Benchmark, Run
 from bountyboard.benchhub.schemas import (
-    STORED_TRIALS,
     ClaimOut,
     DatasetRef,
     Interval,
@@ -37,6 +37,7 @@ from bountyboard.benchhub.schemas import (
     RunOut,
     RunUpload,
     Submitter,
+    TrialUpload,
 )
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
@@ -226,10 +227,49 @@ async def _find_by_bundle(session: AsyncSession, bundle_sha256: str) -> tuple[Ru
     return (row[0], row[1]) if row else None
 
 
+class TrialRows(Sequence[stats.TrialRow]):
+    """The validated trial dicts seen as counting rows, made on the fly: no list of 10,000 tuples
+    stays alive while an upload is counted."""
+
+    def __init__(self, trials: list[TrialUpload]) -> None:
+        self.trials = trials
+
+    def __len__(self) -> int:
+        return len(self.trials)
+
+    @overload
+    def __getitem__(self, index: int) -> stats.TrialRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[stats.TrialRow]: ...
+    def __getitem__(self, index: int | slice) -> stats.TrialRow | Sequence[stats.TrialRow]:
+        if isinstance(index, slice):
+            return [self._row(trial) for trial in self.trials[index]]
+        return self._row(self.trials[index])
+
+    def __iter__(self) -> Iterator[stats.TrialRow]:
+        return map(self._row, self.trials)
+
+    @staticmethod
+    def _row(trial: TrialUpload) -> stats.TrialRow:
+        return trial["taskId"], trial.get("rewards") or None, trial.get("error")
+
+
+def _storable(trials: list[TrialUpload]) -> list[dict[str, Any]]:
+    """The trials as stored: the validated dicts themselves with their times as RFC 3339 text, so a
+    large upload is not copied dict by dict (they are not used afterwards)."""
+    stored = cast(list[dict[str, Any]], trials)
+    for trial in stored:
+        for name in ("startedAt", "finishedAt"):
+            value = trial.get(name)
+            if isinstance(value, datetime):
+                trial[name] = value.isoformat().replace("+00:00", "Z")
+    return stored
+
+
 def _count(upload: RunUpload, record: dict[str, Any]) -> stats.RunCount:
     """Count the trials Harbor's way; refuse values the benchmark's metric cannot take."""
     metric = record["metric"]
-    rows = [(trial["taskId"], trial.get("rewards") or None, trial.get("error")) for trial in upload.trials]
+    rows = TrialRows(upload.trials)
     try:
         count = stats.count_run(rows, registry_key=metric["name"], override=upload.primaryMetric,
                                 metric=pools.metric_range(record))
@@ -270,7 +310,7 @@ async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploade
         harness_version=upload.harness.version, dataset_ref=upload.dataset.ref,
         dataset_revision=upload.dataset.revision, dataset_seed=upload.dataset.seed,
         dataset_row_ids=upload.dataset.rowIds,
-        trials=STORED_TRIALS.dump_python(upload.trials, mode="json", exclude_none=True),
+        trials=_storable(upload.trials),
         claim_value=upload.claim.value if upload.claim else None,
         claim_source_url=upload.claim.sourceUrl if upload.claim else None,
         bundle_sha256=upload.bundleSha256, submitter_kind="user" if uploader.user_id else "anonymous",
