@@ -72,20 +72,8 @@ def create_app() -> FastAPI:
         redoc_url=None,
     )
     install_handlers(app)
-    app.include_router(identity_router)
-    app.include_router(accounts_router)
-    app.include_router(admin_router)
-    app.include_router(agent_router)
-    app.include_router(publisher_router)
-    app.include_router(review_router)
-    app.include_router(files_router)
-    app.include_router(ledger_router)
-    app.include_router(events_router)
-    app.include_router(events_admin_router)
-    app.include_router(meta_router)
-    app.include_router(docs_router)
-    app.include_router(benchhub_router)
-
+    # Routes are matched in the order they are added: the most polled ones first (health checks,
+    # then the agent's), so that they are found without trying every other route before them.
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
@@ -109,6 +97,19 @@ def create_app() -> FastAPI:
                                     instance="/readyz")
         return JSONResponse({"status": "ready", "database": get_database().dialect})
 
+    app.include_router(agent_router)
+    app.include_router(identity_router)
+    app.include_router(accounts_router)
+    app.include_router(admin_router)
+    app.include_router(publisher_router)
+    app.include_router(review_router)
+    app.include_router(files_router)
+    app.include_router(ledger_router)
+    app.include_router(events_router)
+    app.include_router(events_admin_router)
+    app.include_router(meta_router)
+    app.include_router(docs_router)
+    app.include_router(benchhub_router)
     mcp_endpoint.install(app)  # /mcp: the agent loop over the Model Context Protocol
     install_openapi(app)
     # Outermost first: the request id wraps everything, including idempotent replays.
