@@ -27,11 +27,12 @@ from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.files.router import router as files_router
 from bountyboard.idempotency import IdempotencyMiddleware
 from bountyboard.ledger.router import router as ledger_router
-from bountyboard.mcp_server import http as mcp_endpoint
 from bountyboard.market.router import agent_router, publisher_router, review_router
+from bountyboard.mcp_server import http as mcp_endpoint
 from bountyboard.meta.openapi import install as install_openapi
 from bountyboard.meta.router import docs_router
 from bountyboard.meta.router import router as meta_router
+from bountyboard.querystrings import QueryStringMiddleware
 from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers
 from bountyboard.requestlog import RequestIdMiddleware, configure_logging
 from bountyboard.site.router import install as install_site
@@ -72,6 +73,7 @@ def create_app() -> FastAPI:
         redoc_url=None,
     )
     install_handlers(app)
+
     # Routes are matched in the order they are added: the most polled ones first (health checks,
     # then the agent's), so that they are found without trying every other route before them.
     @app.get("/healthz", include_in_schema=False)
@@ -116,6 +118,7 @@ def create_app() -> FastAPI:
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware)  # outside anything that reads a body
+    app.add_middleware(QueryStringMiddleware)
     app.add_middleware(RequestIdMiddleware)
     install_site(app)  # after the other middleware, so its security headers wrap every answer
     return app

@@ -26,8 +26,8 @@ DAY = 86400
 KEY_LIMIT = 5
 
 
-@pytest.fixture(scope="module", params=[(backend, storage) for backend in backends() for storage in ("memory", "redis")],
-                ids=lambda param: "-".join(param))
+@pytest.fixture(scope="module", ids="-".join,
+                params=[(backend, storage) for backend in backends() for storage in ("memory", "redis")])
 def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     backend, storage = request.param
     prefix = f"bb-test-{uuid.uuid4().hex}"

@@ -68,9 +68,12 @@ def psycopg_dsn(url: str) -> str:
 
 
 class LiveServer:
-    """``bountyboard serve`` as a child process. ``env`` adds or overrides settings (None removes one)."""
+    """``bountyboard serve`` as a child process. ``env`` adds or overrides settings (None removes one);
+    ``python`` is the interpreter whose installation serves (this one by default)."""
 
-    def __init__(self, data_dir: Path, db_url: str, env: dict[str, str | None] | None = None) -> None:
+    def __init__(self, data_dir: Path, db_url: str, env: dict[str, str | None] | None = None,
+                 python: str = sys.executable) -> None:
+        self.python = python
         self.data_dir = data_dir
         self.db_url = db_url
         self.port = free_port()
@@ -98,7 +101,7 @@ class LiveServer:
 
     def run_cli(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run a ``bountyboard`` command against this server's database, whatever its outcome."""
-        return subprocess.run([sys.executable, "-m", "bountyboard", *args], env=self.env, input=input,
+        return subprocess.run([self.python, "-m", "bountyboard", *args], env=self.env, input=input,
                               capture_output=True, text=True, timeout=120)
 
     def cli(self, *args: str, input: str | None = None) -> str:
@@ -112,7 +115,7 @@ class LiveServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bountyboard", "serve", "--port", str(self.port)],
+            [self.python, "-m", "bountyboard", "serve", "--port", str(self.port)],
             env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

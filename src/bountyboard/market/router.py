@@ -23,6 +23,7 @@ from bountyboard.market.schemas import (
     AppealCreate,
     AppealOut,
     AppealResolve,
+    BoardStatus,
     ClaimCreated,
     ClaimDetail,
     FundRequest,
@@ -76,9 +77,9 @@ _CONDITIONAL: dict[int | str, dict[str, Any]] = {
 async def list_tasks(
     request: Request, session: Session, actor: Annotated[Actor, require(Scope.TASKS_READ)], paging: Paging,
     after: After, module: ModuleFilter = None,
-    status: Annotated[TaskStatus | None, Query(description="Task status; published when omitted")] = None,
+    status: Annotated[BoardStatus | None, Query(description="Task status; published when omitted")] = None,
 ) -> Response:
-    query = listing.TaskQuery.of(module, status, paging, after)
+    query = listing.TaskQuery.of(module, TaskStatus(status) if status else None, paging, after)
     if request.headers.get("if-none-match"):
         etag = await listing.task_list_etag(session, query)
         if still_fresh(request, etag):

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from bountyboard.accounts.schemas import ApiModel
+from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import ArtifactType, Module
 
 Money = Decimal
+# The statuses an agent may filter the board on: every task status but draft (drafts are never listed).
+BoardStatus = StrEnum(  # type: ignore[misc]
+    "BoardStatus", [(status.name, status.value) for status in TaskStatus if status is not TaskStatus.DRAFT])
 Share = Annotated[Decimal, Field(gt=0, le=1)]
 
 
@@ -113,18 +118,23 @@ class Attachment(ApiModel):
                                 description="A completed upload of this claim (POST .../uploads); its size and "
                                             "type are taken from the stored file.")
     fileName: str | None = Field(default=None, min_length=1, max_length=255, pattern=FILE_NAME_PATTERN)
-    mimeType: str | None = Field(default=None, max_length=255, pattern=MIME_TYPE_PATTERN,
+    mimeType: str | None = Field(default=None, max_length=255, pattern=MIME_TYPE_PATTERN, validate_default=True,
                                  examples=["application/pdf"], description="Required without a fileKey.")
-    sizeBytes: int | None = Field(default=None, ge=0, le=10 * 1024**3, description="Required without a fileKey.")
+    sizeBytes: int | None = Field(default=None, ge=0, le=10 * 1024**3, validate_default=True,
+                                  description="Required without a fileKey.")
 
-    @model_validator(mode="after")
-    def _described(self) -> Attachment:
-        if self.fileKey is None and (self.mimeType is None or self.sizeBytes is None):
-            raise ValueError("an attachment without a fileKey needs mimeType and sizeBytes")
-        return self
+    @field_validator("mimeType", "sizeBytes")
+    @classmethod
+    def _described_without_file(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.data.get("fileKey") is None:
+            raise ValueError("required for an attachment without a fileKey")
+        return value
 
 
 class SubmissionBody(ApiModel):
+    # A text result needs its text: the documented example is one the service accepts.
+    model_config = ConfigDict(json_schema_extra={"examples": [{"resultType": "text", "content": "The answer is 42."}]})
+
     resultType: ArtifactType
     content: str | None = Field(default=None, description="The result itself, or a durable URL to it.")
     attachments: list[Attachment] = Field(default_factory=list, max_length=10)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bountyboard.config import get_settings
 from bountyboard.files.downloads import FILE_PATH_PREFIX, FILE_POLICY
 
 CONTENT_SECURITY_POLICY = (
@@ -41,6 +42,17 @@ def _policy(path: str) -> str:
     return CONTENT_SECURITY_POLICY
 
 
+def _transport_security(scope: Scope) -> list[tuple[bytes, bytes]]:
+    """HSTS when the answer travels over HTTPS: the request came over TLS (directly, or through a
+    trusted proxy's X-Forwarded-Proto) or the service's public URL is https. Over plain HTTP
+    browsers ignore it, so a local deployment is never pinned to HTTPS by accident."""
+    settings = get_settings()
+    over_tls = scope.get("scheme") == "https" or settings.effective_base_url.startswith("https://")
+    if not over_tls or settings.hsts_max_age_seconds == 0:
+        return []
+    return [(b"strict-transport-security", f"max-age={settings.hsts_max_age_seconds}".encode())]
+
+
 class SecurityHeadersMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -50,7 +62,7 @@ class SecurityHeadersMiddleware:
             await self.app(scope, receive, send)
             return
         policy = _policy(scope["path"]).encode()
-        added = [*_COMMON, (b"content-security-policy", policy)]
+        added = [*_COMMON, (b"content-security-policy", policy), *_transport_security(scope)]
         names = {name for name, _ in added}
 
         async def send_with_headers(message: Message) -> None:
