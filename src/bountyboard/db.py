@@ -165,17 +165,23 @@ def _before_write(session: Session, _context: Any, _instances: Any) -> None:
         _escalate(session)
 
 
+# Connections kept open: above this many requests at once, each extra connection is opened and closed
+# per request (a new thread on SQLite, a new server process on PostgreSQL), so it must not be small.
+# Connections open lazily: a quiet process holds only the few it has needed.
+_POOL_SIZE = 20
+
+
 def build_engine(settings: Settings) -> AsyncEngine:
     url = settings.effective_database_url
     if url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         private_sqlite_files(url)
-        engine = create_async_engine(url, connect_args={"timeout": 30})
+        engine = create_async_engine(url, connect_args={"timeout": 30}, pool_size=_POOL_SIZE, max_overflow=_POOL_SIZE)
         _configure_sqlite(engine)
         return engine
     # No ping per checkout: a connection the server dropped fails its statement, SQLAlchemy then
     # discards every pooled connection as old as it, and connections are renewed every half hour.
-    return create_async_engine(url, pool_size=10, max_overflow=20, pool_recycle=1800)
+    return create_async_engine(url, pool_size=_POOL_SIZE, max_overflow=10, pool_recycle=1800)
 
 
 class Database:
