@@ -8,8 +8,11 @@ check or by the HTTP client, gets the scripted answer, as from a rebinding DNS s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
+import ssl
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,3 +95,64 @@ def test_a_name_rebound_after_the_check_is_never_contacted(strict: Hooks) -> Non
         time.sleep(2)  # retries would be due within milliseconds on this schedule
         assert len(attempts(operator, hook["id"], 2)) == 2
         assert receiver.received == []
+
+
+def _self_signed(directory: Path, name: str) -> tuple[Path, Path]:
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.now(UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now).not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_pinned_connections_keep_the_host_name(hooks: Hooks, tmp_path: Path) -> None:
+    """Connecting to the vetted address changes nothing the receiver sees: the Host header and the
+    TLS server name are the URL's host name (this server allows loopback, where the name resolves)."""
+    name = socket.gethostname()
+    operator = account(hooks.admin)
+    with Receiver(bind="0.0.0.0") as receiver:
+        hook = subscribe(operator, f"http://{name}:{receiver.port}/hook", ["claim.reviewed"])
+        emit(hooks.admin, "claim.reviewed", operatorId=operator.id)
+        (request,) = receiver.wait_for_ids(1)
+        assert request.headers["host"] == f"{name}:{receiver.port}"
+        request.verified(hook["secret"])
+
+    # TLS: the server name sent is the host name; the self-signed certificate is then refused, as
+    # any certificate a public authority did not issue.
+    cert, key = _self_signed(tmp_path, name)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    server_names: list[str | None] = []
+    tls.sni_callback = lambda _sock, server_name, _ctx: server_names.append(server_name)  # type: ignore[assignment,misc]
+    with socket.create_server(("0.0.0.0", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def accept_one() -> None:
+            connection, _ = listener.accept()
+            with contextlib.suppress(OSError), tls.wrap_socket(connection, server_side=True):
+                pass
+            connection.close()
+
+        thread = threading.Thread(target=accept_one, daemon=True)
+        thread.start()
+        secure = subscribe(operator, f"https://{name}:{port}/hook", ["claim.reviewed"])
+        operator.http.delete(f"/v1/agent/webhooks/{hook['id']}")
+        emit(hooks.admin, "claim.reviewed", operatorId=operator.id)
+        thread.join(timeout=20)
+    assert server_names == [name]
+    failed = attempts(operator, secure["id"], 1)[0]
+    assert failed["status"] == "failed" and "CERTIFICATE_VERIFY_FAILED" in (failed["error"] or ""), failed
