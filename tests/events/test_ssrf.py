@@ -32,8 +32,8 @@ def strict(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     data_dir = tmp_path_factory.mktemp(f"strict-{request.param}")
     hosts = data_dir / "hosts.json"
     hosts.write_text("{}")
-    env = {**FAST, "BOUNTYBOARD_WEBHOOK_ALLOW_PRIVATE": "false", "BOUNTYBOARD_WEBHOOK_TIMEOUT_SECONDS": "3",
-           "BOUNTYBOARD_TEST_HOSTS_FILE": str(hosts)}
+    env: dict[str, str | None] = {**FAST, "BOUNTYBOARD_WEBHOOK_ALLOW_PRIVATE": "false",
+                                  "BOUNTYBOARD_WEBHOOK_TIMEOUT_SECONDS": "3", "BOUNTYBOARD_TEST_HOSTS_FILE": str(hosts)}
     with database_url(request.param, data_dir) as url, LiveServer(data_dir, url, env=env) as live:
         yield Hooks(live, admin_of(live))
 
@@ -137,7 +137,7 @@ def test_pinned_connections_keep_the_host_name(hooks: Hooks, tmp_path: Path) -> 
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
     server_names: list[str | None] = []
-    tls.sni_callback = lambda _sock, server_name, _ctx: server_names.append(server_name)  # type: ignore[assignment,misc]
+    tls.sni_callback = lambda _sock, server_name, _ctx: server_names.append(server_name)
     with socket.create_server(("0.0.0.0", 0)) as listener:
         port = listener.getsockname()[1]
 
