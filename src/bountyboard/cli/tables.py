@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -18,24 +19,54 @@ def _is_id_column(values: list[Any]) -> bool:
     return bool(shown) and all(_ID.match(value) for value in shown)
 
 
-def table(title: str, columns: list[str], rows: list[list[Any]]) -> Table:
-    """A table whose id columns keep their full width; other columns fold to fit the terminal."""
-    result = Table(title=Text(title), title_justify="left")
-    for index, column in enumerate(columns):
-        values = [row[index] for row in rows]
-        if _is_id_column(values):
-            result.add_column(column, no_wrap=True, overflow="ignore",
-                              min_width=max(len(str(value)) for value in values if value))
-        else:
-            result.add_column(column, overflow="fold")
-    for row in rows:
-        result.add_row(*[Text("" if cell is None else str(cell)) for cell in row])  # user text, never markup
-    return result
+# Below this width a non-id column is not worth showing squeezed: the rows are shown as records instead.
+_MIN_COLUMN = 8
+
+
+class Listing:
+    """Rows as a table when it fits the terminal with every id whole and room for the rest; otherwise one
+    field/value record per row (still with ids whole), rather than columns squeezed to nothing."""
+
+    def __init__(self, title: str, columns: list[str], rows: list[list[Any]]) -> None:
+        self.title, self.columns, self.rows = title, columns, rows
+
+    def _id_widths(self) -> list[int | None]:
+        widths: list[int | None] = []
+        for index in range(len(self.columns)):
+            values = [row[index] for row in self.rows]
+            widths.append(max(len(str(value)) for value in values if value) if _is_id_column(values) else None)
+        return widths
+
+    def _table(self, id_widths: list[int | None]) -> Table:
+        result = Table(title=Text(self.title), title_justify="left")
+        for column, width in zip(self.columns, id_widths, strict=True):
+            if width is not None:
+                result.add_column(column, no_wrap=True, overflow="ignore", min_width=width)
+            else:
+                result.add_column(column, overflow="fold")
+        for row in self.rows:
+            result.add_row(*[Text("" if cell is None else str(cell)) for cell in row])  # user text, never markup
+        return result
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        id_widths = self._id_widths()
+        needed = sum(width if width is not None else max(_MIN_COLUMN, len(column))
+                     for column, width in zip(self.columns, id_widths, strict=True)) + 3 * len(self.columns) + 1
+        if needed <= options.max_width or not self.rows:
+            yield self._table(id_widths)
+            return
+        yield Text(self.title)
+        for row in self.rows:
+            yield fields("", dict(zip(self.columns, row, strict=True)))
+
+
+def table(title: str, columns: list[str], rows: list[list[Any]]) -> Listing:
+    return Listing(title, columns, rows)
 
 
 def fields(title: str, record: dict[str, Any]) -> Table:
     """One record as field/value rows; a value that is an id is never wrapped."""
-    result = Table(title=Text(title), title_justify="left", show_header=False)
+    result = Table(title=Text(title) if title else None, title_justify="left", show_header=False)
     result.add_column("field", style="bold", no_wrap=True)
     longest_id = max((len(str(value)) for value in record.values() if isinstance(value, str) and _ID.match(value)),
                      default=0)
