@@ -11,44 +11,29 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.api import Account, Admin, client
+from tests.support.api import PROBLEM, Account, Admin, client, expect_problem
 from tests.support.openapi import example_body, fetch, operations
 from tests.support.server import LiveServer
-
-PROBLEM = "application/problem+json"
-PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance", "code", "requestId"}
-
-
-def assert_problem(response: httpx.Response, status: int | None = None) -> dict[str, Any]:
-    if status is not None:
-        assert response.status_code == status, response.text
-    assert response.headers["content-type"] == PROBLEM, response.text
-    body = dict(response.json())
-    assert set(body) >= PROBLEM_FIELDS, body
-    assert body["status"] == response.status_code
-    assert body["requestId"] == response.headers["x-request-id"]
-    assert "Traceback" not in response.text
-    return body
 
 
 def test_frameworks_own_errors_are_problems(server: LiveServer, admin: Admin) -> None:
     operator = admin.account("operator")
-    missing = assert_problem(httpx.get(server.base_url + "/v1/no/such/route"), 404)
+    missing = expect_problem(httpx.get(server.base_url + "/v1/no/such/route"), 404)
     assert missing["code"] == "not_found" and missing["instance"] == "/v1/no/such/route"
 
     wrong_method = operator.http.put("/v1/agent/bots", json={})
-    body = assert_problem(wrong_method, 405)
+    body = expect_problem(wrong_method, 405)
     assert body["code"] == "method_not_allowed"
     assert "GET" in wrong_method.headers["allow"]
 
-    invalid = assert_problem(operator.http.post("/v1/agent/bots", json={"name": 7, "maxActiveClaims": "many"}), 422)
+    invalid = expect_problem(operator.http.post("/v1/agent/bots", json={"name": 7, "maxActiveClaims": "many"}), 422)
     assert invalid["code"] == "validation_failed"
     assert {error["field"] for error in invalid["errors"]} == {"name", "maxActiveClaims"}
 
     not_json = operator.http.post("/v1/agent/bots", content=b'{"name": ', headers={"content-type": "application/json"})
-    assert assert_problem(not_json, 422)["code"] == "validation_failed"
+    assert expect_problem(not_json, 422)["code"] == "validation_failed"
     unknown_field = operator.http.post("/v1/agent/bots", json={"name": "ok", "colour": "red"})
-    assert "colour" in {error["field"] for error in assert_problem(unknown_field, 422)["errors"]}
+    assert "colour" in {error["field"] for error in expect_problem(unknown_field, 422)["errors"]}
     assert operator.http.get("/v1/agent/bots").json()["data"] == []
 
 

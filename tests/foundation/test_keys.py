@@ -9,11 +9,9 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
-from tests.support.api import BOT_SCOPES, Account, Admin, client
+from tests.support.api import BOT_SCOPES, PROBLEM, Account, Admin, client
 from tests.support.db import stored_bytes
 from tests.support.server import LiveServer
-
-PROBLEM = "application/problem+json"
 
 
 def _create_key(account: Account, **body: object) -> dict[str, object]:

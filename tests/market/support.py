@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from tests.support.api import OPERATOR_SCOPES, ROLE_EXTRA, Account, Admin, Bot
+from tests.support.api import expect_problem as expect_problem  # the marketplace tests import it from here
 
 # What each module needs beyond title and bounty (DESIGN.md section 6).
 MODULE_FIELDS: dict[str, dict[str, Any]] = {
@@ -33,15 +34,6 @@ GOOD_CONTENT: dict[str, dict[str, Any]] = {
     "translate": {"resultType": "text", "content": "Olá, mundo."},
     "judge": {"resultType": "text", "content": '{"verdict": "pass", "score": 8, "rationale": "Complete."}'},
 }
-
-
-def expect_problem(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, f"{response.status_code} {response.text}"
-    assert response.headers["content-type"].startswith("application/problem+json")
-    body: dict[str, Any] = response.json()
-    assert body["code"] == code, body
-    assert body["detail"]
-    return body
 
 
 def ok(response: httpx.Response) -> Any:

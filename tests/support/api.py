@@ -26,6 +26,24 @@ _counter = itertools.count()
 IN_PROCESS: dict[str, httpx.BaseTransport] = {}
 
 
+PROBLEM = "application/problem+json"
+PROBLEM_FIELDS = {"type", "title", "status", "detail", "instance", "code", "requestId"}
+
+
+def expect_problem(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
+    """The body of an RFC 9457 problem answer with this status (and code, when given), checked whole."""
+    assert response.status_code == status, f"{response.status_code} {response.text}"
+    assert response.headers["content-type"] == PROBLEM, response.text
+    body: dict[str, Any] = response.json()
+    assert set(body) >= PROBLEM_FIELDS, body
+    assert body["status"] == status and body["detail"], body
+    assert body["requestId"] == response.headers["x-request-id"], body
+    assert "Traceback" not in response.text
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
 def client(base_url: str, key: str | None = None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     return httpx.Client(base_url=base_url, headers=headers, timeout=30, transport=IN_PROCESS.get(base_url))
