@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -184,3 +185,18 @@ def test_hub_reads_answer_304_until_something_changes(server: LiveServer, admin:
     upload(admin, record["slug"], model, [0.0])
     changed = http.get(url, params=params, headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.headers["etag"] != etag
+
+
+def test_concurrent_uploads_into_one_pool_are_all_counted(server: LiveServer, admin: Admin) -> None:
+    record = custom_benchmark(admin)
+    model = f"race-{uuid.uuid4().hex[:6]}"
+    accounts = [admin.account() for _ in range(8)]
+    bodies = [payload(record["slug"], model, [float(i % 2), 1.0, 0.0]) for i in range(8)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(lambda pair: pair[0].http.post("/v1/runs", json=pair[1]).status_code,
+                                 zip(accounts, bodies, strict=True)))
+    assert statuses == [200] * 8
+    [entry] = anonymous(server).get(f"/v1/bench/benchmarks/{record['slug']}/leaderboard").json()["data"]
+    # Runs 0..7: task-0 is 1 for the odd ones (4 of 8), task-1 always 1, task-2 always 0: 12 of 24.
+    assert (entry["runs"], entry["submitters"], entry["nTrials"], entry["nTasks"]) == (8, 8, 24, 3)
+    assert entry["mean"] == 0.5
