@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from itertools import product
+from pathlib import Path
 
 import pytest
 
 from bountyboard.errors import Problem
 from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
 from bountyboard.market.transitions import (
+    CLAIM_TRANSITIONS,
+    TASK_TRANSITIONS,
     ClaimMove,
     TaskMove,
     check_claim,
@@ -106,3 +110,18 @@ def test_funding_and_accepting_need_an_open_task(status: TaskStatus) -> None:
         require_open(task, "fund")
     assert refused.value.status == 409
     assert refused.value.detail == f"Cannot fund task task_1: it is {status.value}."
+
+
+def _diagram_edges(title: str) -> set[tuple[str, str]]:
+    """The state-to-state arrows of one mermaid diagram in docs/lifecycle.md (start and end markers left out)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "lifecycle.md").read_text()
+    diagram = text.split(f"## {title}", 1)[1].split("```mermaid", 1)[1].split("```", 1)[0]
+    return set(re.findall(r"^\s*([a-z_]+) --> ([a-z_]+)", diagram, flags=re.MULTILINE))
+
+
+def test_the_lifecycle_diagrams_draw_the_tables() -> None:
+    tasks = {(source.value, t.target.value) for t in TASK_TRANSITIONS.values() for source in t.sources}
+    # draft -> draft is editing a draft: a change of fields, not of status.
+    assert _diagram_edges("Tasks") - {("draft", "draft")} == tasks
+    claims = {(source[0].value, t.target[0].value) for t in CLAIM_TRANSITIONS.values() for source in t.sources}
+    assert _diagram_edges("Claims and review") == claims
