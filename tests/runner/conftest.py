@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -108,3 +109,51 @@ def bench(*args: str, env: dict[str, str] | None = None) -> Result:
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+# Harbor itself, in its own Python 3.12 virtualenv (scripts/harbor.sh; `make test` installs it first,
+# and the fixture does when a test run starts without it).
+HARBOR_VENV = Path(os.environ.get("HARBOR_VENV", REPO_ROOT / ".venv-harbor"))
+HARBOR_CHECK = Path(__file__).with_name("harbor_check.py")
+HOST_ENVIRONMENT = "bountyboard.runner.hostenv:HostEnvironment"
+
+
+@dataclass
+class Harbor:
+    venv: Path
+
+    @property
+    def cli(self) -> str:
+        return str(self.venv / "bin" / "harbor")
+
+    def check(self, kind: str, *paths: Path) -> dict[str, Any]:
+        """Harbor's models on task or job directories (harbor_check.py); fails on any problem found."""
+        done = subprocess.run([str(self.venv / "bin" / "python"), str(HARBOR_CHECK), kind, *map(str, paths)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)
+        assert answer["problems"] == [], answer["problems"]
+        report: dict[str, Any] = answer["report"]
+        return report
+
+    def run(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        """``harbor run`` with the host-process environment (no Docker here)."""
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # no network fetch of model prices
+        done = subprocess.run([self.cli, "run", "-e", HOST_ENVIRONMENT, "--jobs-dir", "jobs", "-q", *args],
+                              cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+
+@pytest.fixture(scope="session")
+def harbor() -> Harbor:
+    done = subprocess.run([str(REPO_ROOT / "scripts" / "harbor.sh")], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "HARBOR_VENV": str(HARBOR_VENV)})
+    assert done.returncode == 0, f"scripts/harbor.sh failed:\n{done.stdout}{done.stderr}"
+    return Harbor(HARBOR_VENV)
+
+
+def same_eval_stats(ours: dict[str, Any], harbors: dict[str, Any]) -> None:
+    """What counts in an eval (reward_stats may list trials in another order): equal exactly."""
+    for field in ("n_trials", "n_errors", "metrics", "pass_at_k"):
+        assert ours[field] == harbors[field], (field, ours[field], harbors[field])

@@ -11,18 +11,20 @@ from typing import Any
 
 import httpx
 
-from bountyboard.runner.harbor import JobResult, primary_metric
+from bountyboard.benchhub.stats import as_harbor_metric
 from tests.conftest import FIXTURES
 from tests.runner.conftest import Registry, bench, read_json
 from tests.support.api import Admin
 
 HARBOR_JOBS = FIXTURES / "harbor" / "jobs"
+# The jobs Harbor wrote (README.md there): every one is pushed and compared with Harbor's numbers.
+FIXTURE_JOBS = sorted(path.name for path in HARBOR_JOBS.iterdir() if (path / "result.json").is_file())
 
 
-def _harbor_recorded(job: str) -> tuple[float, int]:
-    """The headline metric and error count Harbor wrote in the job's result.json."""
-    (stats,) = JobResult.model_validate(read_json(HARBOR_JOBS / job / "result.json")).stats.evals.values()
-    return primary_metric(stats), stats.n_errors
+def _harbor_evals(job: str) -> dict[str, Any]:
+    """``stats.evals`` as Harbor wrote it in the job's result.json, by agent name."""
+    evals: dict[str, Any] = read_json(HARBOR_JOBS / job / "result.json")["stats"]["evals"]
+    return {key.split("__")[0]: value for key, value in evals.items()}
 
 
 def _dry_run(*args: str) -> list[dict[str, Any]]:
@@ -39,7 +41,8 @@ def test_harbor_jobs_need_a_benchmark_slug(workdir: Path) -> None:
 
 
 def test_payloads_of_harbor_jobs_carry_what_harbor_recorded(workdir: Path) -> None:
-    payloads = _dry_run(str(HARBOR_JOBS), "--benchmark", "hello-world")
+    payloads = [payload for job in ("demo-oracle", "demo-nop", "demo-err")
+                for payload in _dry_run(str(HARBOR_JOBS / job), "--benchmark", "hello-world")]
     by_agent = {(p["agent"]["name"], p["model"]): p for p in payloads}
     assert set(by_agent) == {("oracle", "oracle"), ("nop", "anthropic/claude-sonnet-4-5"), ("nop", "nop")}
     for payload in payloads:
@@ -48,17 +51,18 @@ def test_payloads_of_harbor_jobs_carry_what_harbor_recorded(workdir: Path) -> No
         canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         assert payload["bundleSha256"] == hashlib.sha256(canonical.encode()).hexdigest()
     multi = by_agent[("nop", "anthropic/claude-sonnet-4-5")]
-    assert multi["dataset"] == {"ref": "ds", "revision": None}
+    assert multi["dataset"] == {"ref": "ds"}
     assert sorted(t["trialName"] for t in multi["trials"]) == [
         "hello__3wryFaR", "hello__K8AN9Fd", "multi__2rjSTxy", "multi__43LVxjZ"]
     assert {t["taskId"]: t["rewards"] for t in multi["trials"]}["demo/multi"] == {
         "reward": 0.5, "accuracy": 1.0, "latency_ok": 0.0}
-    # The verifier wrote no reward: an error, not a zero.
+    # The verifier wrote no reward: an error (the hub counts it 0 for every key, as Harbor does).
     (broken,) = by_agent[("nop", "nop")]["trials"]
     assert broken["rewards"] == {}
     assert broken["error"].startswith("RewardFileNotFoundError: No reward file found")
     # Same jobs, same bundles.
-    assert _dry_run(str(HARBOR_JOBS), "--benchmark", "hello-world") == payloads
+    again = {payload["bundleSha256"]: payload for payload in _dry_run(str(HARBOR_JOBS), "--benchmark", "hello-world")}
+    assert [again.get(payload["bundleSha256"]) for payload in payloads] == payloads
 
 
 def test_unfinished_trials_are_skipped_and_reported(workdir: Path) -> None:
@@ -84,21 +88,30 @@ def _runs(base_url: str, model: str) -> list[dict[str, Any]]:
     return runs
 
 
-def test_pushed_harbor_jobs_score_as_harbor_recorded(admin: Admin, workdir: Path) -> None:
+def test_pushed_harbor_jobs_give_harbors_means(admin: Admin, workdir: Path) -> None:
+    """Every Harbor-written fixture (several attempts, errored trials, several keys, two agents in
+    one job): the hub stores exactly Harbor's mean of every key, its pass@k and its error count."""
     operator = admin.account("operator")
     # A model name of this test only: the server is shared by the session.
     model = f"test-{uuid.uuid4().hex[:8]}/harbor-fixture"
-    for job in ("demo-oracle", "demo-nop", "demo-err"):
+    for job in FIXTURE_JOBS:
+        # demo-keys has no `reward` key and hello-world's metric is `accuracy`, which it carries.
         _push(str(HARBOR_JOBS / job), admin.base_url, operator.key, "--benchmark", "hello-world",
               "--model", f"{model}-{job}")
-        (run,) = _runs(admin.base_url, f"{model}-{job}")
-        recorded, errors = _harbor_recorded(job)
-        assert run["nErrors"] == errors
-        if job == "demo-err":
-            # Harbor's mean counts the errored trial as 0; the hub leaves it out of the score.
-            assert (run["score"], run["nTrials"], recorded) == (None, 1, 0.0)
-        else:
-            assert run["score"] == recorded
+        runs = {run["agent"]["name"]: run for run in _runs(admin.base_url, f"{model}-{job}")}
+        harbor = _harbor_evals(job)
+        assert set(runs) == set(harbor), job
+        for agent, run in runs.items():
+            recorded = harbor[agent]
+            assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0], (job, agent)
+            assert run["passAtK"] == recorded["pass_at_k"], (job, agent)
+            assert run["nErrors"] == recorded["n_errors"], (job, agent)
+            assert run["score"] == run["metrics"][run["primaryMetric"]]
+    # Harbor's own example of errored trials counting 0: 9 trials, 3 errored, mean 5/9.
+    (attempts,) = _runs(admin.base_url, f"{model}-demo-attempts")
+    assert (attempts["score"], attempts["nTrials"], attempts["nErrors"]) == (5 / 9, 9, 3)
+    (keys,) = _runs(admin.base_url, f"{model}-demo-keys")
+    assert (keys["primaryMetric"], keys["metrics"]) == ("accuracy", {"accuracy": 1.0, "f1": 0.5})
     # Pushing the same jobs again is answered as duplicates, not stored twice.
     again = bench("push", str(HARBOR_JOBS / "demo-nop"), "--base-url", admin.base_url, "--api-key", operator.key,
                   "--benchmark", "hello-world", "--model", f"{model}-demo-nop")
@@ -106,12 +119,31 @@ def test_pushed_harbor_jobs_score_as_harbor_recorded(admin: Admin, workdir: Path
     assert len(_runs(admin.base_url, f"{model}-demo-nop")) == 1
 
 
-def test_pull_run_push_then_reproduced_shows_the_run(admin: Admin, registry: Registry, workdir: Path) -> None:
+def test_metric_override_picks_the_score_key(admin: Admin, workdir: Path) -> None:
     operator = admin.account("operator")
-    model = f"test-{uuid.uuid4().hex[:8]}/oracle"
-    assert bench("pull", "gsm8k", "--n", "5", "--registry", str(registry.index)).exit_code == 0
-    result = bench("run", "gsm8k", "-a", "oracle", "-m", model, "--job-name", "oracle")
-    assert result.exit_code == 0, result.output
+    model = f"test-{uuid.uuid4().hex[:8]}/keys"
+    _push(str(HARBOR_JOBS / "demo-keys"), admin.base_url, operator.key, "--benchmark", "hello-world",
+          "--model", model, "--metric", "f1")
+    (run,) = _runs(admin.base_url, model)
+    assert (run["primaryMetric"], run["score"]) == ("f1", 0.5)
+    # A key the trials do not carry is refused by the hub, with one clear line and exit code 1.
+    refused = bench("push", str(HARBOR_JOBS / "demo-keys"), "--benchmark", "hello-world", "--model", f"{model}-x",
+                    "--metric", "recall", "--base-url", admin.base_url, "--api-key", operator.key)
+    assert refused.exit_code == 1
+    assert "recall" in refused.stderr and "Traceback" not in refused.output
+
+
+# The command agent on the local GSM8K rows ("What is n + 10n?"): an error when n % 3 == 0, else right.
+SOLVER = 'read q; n=$(echo "$q" | grep -o "[0-9]*" | head -1); [ $((n % 3)) = 0 ] && exit 2; echo $((n * 11))'
+
+
+def test_pull_run_push_then_reproduced_shows_the_run(admin: Admin, registry: Registry, workdir: Path) -> None:
+    """bench run and bench push give the same numbers for one job, errored trials included."""
+    operator = admin.account("operator")
+    model = f"test-{uuid.uuid4().hex[:8]}/solver"
+    assert bench("pull", "gsm8k", "--n", "6", "--seed", "1", "--registry", str(registry.index)).exit_code == 0
+    ran = bench("run", "gsm8k", "-a", "command", "-m", model, "--command", SOLVER, "-k", "2", "--job-name", "solver")
+    assert ran.exit_code == 0, ran.output
     result = bench("run", "gsm8k", "-a", "nop", "-m", f"{model}-nop", "--job-name", "nop")
     assert result.exit_code == 0, result.output
     # Address and key from the environment this time, as a user's shell would have them.
@@ -120,17 +152,23 @@ def test_pull_run_push_then_reproduced_shows_the_run(admin: Admin, registry: Reg
     assert pushed.exit_code == 0, pushed.output
     (run,) = _runs(admin.base_url, model)
     assert run["submitter"] == {"id": operator.id, "kind": "user", "displayName": run["submitter"]["displayName"]}
-    assert (run["benchmark"], run["score"], run["nTasks"], run["nErrors"]) == ("gsm8k", 1.0, 5, 0)
-    assert run["harness"]["name"] == "bountyboard" and run["agent"]["name"] == "oracle"
-    assert run["dataset"] == {"ref": str(registry.math_dir), "revision": "main"}
+    (ours,) = read_json(workdir / "jobs" / "solver" / "result.json")["stats"]["evals"].values()
+    assert 0 < ours["n_errors"] < 12 and run["nErrors"] == ours["n_errors"]
+    assert (run["benchmark"], run["nTasks"], run["nTrials"]) == ("gsm8k", 6, 12)
+    # Errored trials count 0 in both; the number bench run printed is the one the hub stored.
+    assert as_harbor_metric(run["metrics"]) == ours["metrics"][0] and run["passAtK"] == ours["pass_at_k"]
+    assert run["score"] == 1 - ours["n_errors"] / 12
+    assert f"{run['score']:.3f}" in ran.stdout and f"{run['score']:.3f}" in pushed.stdout
+    assert run["harness"]["name"] == "bountyboard" and run["agent"]["name"] == "command"
+    manifest = read_json(workdir / "gsm8k" / "manifest.json")
+    assert run["dataset"] == {"ref": str(registry.math_dir), "revision": "main", "seed": 1,
+                              "rowIds": manifest["rowIds"]}
     (nop,) = _runs(admin.base_url, f"{model}-nop")
-    assert (nop["score"], nop["nTasks"], nop["nErrors"]) == (0.0, 5, 0)
+    assert (nop["score"], nop["nTasks"], nop["nErrors"], nop["calibration"]) == (0.0, 6, 0, True)
     answer = httpx.get(f"{admin.base_url}/v1/bench/reproduced", params={"model": model})
     assert answer.status_code == 200, answer.text
     item = next(entry for entry in answer.json()["data"] if entry["benchmark"] == "gsm8k")
-    assert item["runs"] == 1 and item["measured"]["mean"] == 1.0 and item["measured"]["nTasks"] == 5
-    assert item["status"] == "reproduced", item
-    assert "gsm8k" not in {gap["benchmark"] for gap in answer.json()["gaps"]}
+    assert item["runs"] == 1 and item["measured"]["mean"] == run["score"] and item["measured"]["nTasks"] == 6
 
 
 def test_search_and_info_ask_the_hub(admin: Admin, workdir: Path) -> None:

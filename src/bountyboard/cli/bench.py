@@ -17,10 +17,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from bountyboard import clock
+from bountyboard.benchhub.stats import harbor_metrics
 from bountyboard.cli import session
 from bountyboard.runner.adapters import EXIT_EXTERNAL_HARNESS, PullError, harbor_command, pull_rows
 from bountyboard.runner.agents import AgentSpec
-from bountyboard.runner.harbor import TrialResult, eval_stats, primary_metric
+from bountyboard.runner.harbor import TrialResult, default_job_name, eval_stats, headline, trial_rows
 from bountyboard.runner.harness import EXIT_HARBOR_MISSING, HarborRun, is_harbor_ref
 from bountyboard.runner.jobs import JobError, JobRunner, RunOptions
 from bountyboard.runner.registry import (
@@ -148,14 +150,20 @@ def pull(
 
 
 def _summary(runner: JobRunner) -> Table:
+    """What Harbor prints at the end of a job, counted by the same functions as the hub's score:
+    every trial counts (an errored one as 0), one mean per reward key, the primary key first."""
     trials = runner.trials
     stats = eval_stats(trials)
+    key, score = headline(trials)
+    means = harbor_metrics(trial_rows(trials))
     table = Table(title=f"job {runner.job_name}")
-    for column in ("benchmark", "agent", "model", "tasks", "trials", "errors", "mean reward"):
-        table.add_column(column)
+    for column in ("benchmark", "agent", "model", "tasks", "trials", "errors", f"mean {key}",
+                   *(f"mean {other}" for other in means if other != key), *(f"pass@{k}" for k in stats.pass_at_k)):
+        table.add_column(escape(column))
     table.add_row(runner.benchmark or "-", runner.options.agent.name, runner.options.agent.model or "-",
                   str(len({trial.task_name for trial in trials})), str(len(trials)), str(stats.n_errors),
-                  f"{primary_metric(stats):.3f}")
+                  f"{score:.3f}", *(f"{value:.3f}" for other, value in means.items() if other != key),
+                  *(f"{value:.3f}" for value in stats.pass_at_k.values()))
     return table
 
 
@@ -199,7 +207,16 @@ def run(
                            ] = "OPENAI_API_KEY",
     benchmark: Annotated[str | None, typer.Option(help="Benchmark slug (needed with a Harbor reference).")] = None,
     jobs_dir: Annotated[Path, typer.Option(help="Where job directories go.")] = Path("jobs"),
-    job_name: Annotated[str | None, typer.Option(help="Job name; an existing job of that name is resumed.")] = None,
+    job_name: Annotated[str | None, typer.Option(help="Job name (default <date>__<time>__<agent>__<model>); an "
+                                                 "existing job of that name is resumed.")] = None,
+    env: Annotated[str | None, typer.Option("-e", "--env", help="Harbor references: harbor's environment, a type "
+                                            "(docker, daytona, modal, ...) or module:Class.")] = None,
+    include: Annotated[list[str] | None, typer.Option(
+        "-i", "--include-task-name", help="Harbor references: run only tasks matching this glob (repeatable).")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(
+        "-x", "--exclude-task-name", help="Harbor references: skip tasks matching this glob (repeatable).")] = None,
+    n_tasks: Annotated[int | None, typer.Option(
+        "-l", "--n-tasks", min=1, help="Harbor references: at most this many tasks (after the filters).")] = None,
 ) -> None:
     """Run an agent on a pulled directory (locally, no Docker) or hand a Harbor reference to harbor."""
     if is_harbor_ref(target):
@@ -207,7 +224,8 @@ def run(
             raise _fail("a Harbor reference needs --benchmark SLUG (the job is tagged with it)", 2)
         handoff = HarborRun(ref=target, benchmark=benchmark, agent=agent, model=model, attempts=attempts,
                             concurrency=concurrency, jobs_dir=jobs_dir,
-                            job_name=job_name or f"{benchmark}-{agent}")
+                            job_name=job_name or default_job_name(agent, model, clock.now()), environment=env,
+                            include_tasks=include or [], exclude_tasks=exclude or [], n_tasks=n_tasks)
         try:
             code = handoff.execute()
         except FileNotFoundError as exc:
@@ -215,6 +233,8 @@ def run(
         if code == 0:
             console.print(f"upload with: bountyboard bench push {jobs_dir / handoff.job_name}")
         raise typer.Exit(code)
+    if env or include or exclude or n_tasks:
+        raise _fail("-e, -i, -x and -l are handed to harbor: they apply to Harbor references only", 2)
     spec = AgentSpec(name=agent, model=model, command=command, base_url=model_base_url, api_key_env=api_key_env)
     _run_local(RunOptions(tasks_dir=Path(target), agent=spec, attempts=attempts, concurrency=concurrency,
                           jobs_dir=jobs_dir, job_name=job_name, benchmark=benchmark))
@@ -223,9 +243,12 @@ def run(
 @app.command()
 def push(
     path: Annotated[Path, typer.Argument(help="A job directory, or a directory of them (./jobs).")] = Path("jobs"),
-    benchmark: Annotated[str | None, typer.Option(help="Benchmark slug for jobs that do not name one "
-                                                  "(jobs written by Harbor).")] = None,
+    benchmark: Annotated[str | None, typer.Option(help="Benchmark slug, for jobs whose tasks bench pull did not "
+                                                  "write (read from their manifest or task.toml otherwise).")] = None,
     model: Annotated[str | None, typer.Option(help="Report the runs under this model name.")] = None,
+    metric: Annotated[str | None, typer.Option(
+        "--metric", help="The reward key the score is the mean of (default: the benchmark's metric key when the "
+        "trials carry it, else `reward`, else the only key).")] = None,
     claim: Annotated[float | None, typer.Option(help="A published score to check against this run.")] = None,
     claim_url: Annotated[str | None, typer.Option(help="Where the claimed score is published.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the payloads; upload nothing.")] = False,
@@ -233,22 +256,20 @@ def push(
     api_key: ApiKey = None,
 ) -> None:
     """Upload job directories (written by bench run or by Harbor) with POST /v1/runs."""
-    import httpx
-
-    from bountyboard.client.transport import ApiError, Transport
     from bountyboard.runner import push as pushing
 
     if (claim is None) != (claim_url is None):
         raise _fail("--claim and --claim-url go together", 2)
     try:
-        prepared = pushing.prepare(path, benchmark=benchmark, model=model,
+        prepared = pushing.prepare(path, benchmark=benchmark, model=model, metric=metric,
                                    claim={"value": claim, "sourceUrl": claim_url} if claim is not None else None)
     except pushing.PushError as exc:
         raise _fail(str(exc)) from exc
     failed = False
     for run_ in prepared:
         for trial in run_.skipped:
-            err_console.print(f"skipped {run_.job.name}/{trial}: no result.json (the trial never finished)")
+            err_console.print(f"skipped {run_.job.name}/{trial}: no result.json (the trial never finished)",
+                              markup=False)
         if run_.problem:
             err_console.print(f"[red]{escape(run_.job.name)}:[/red] {escape(run_.problem)}", highlight=False)
             failed = True
@@ -256,20 +277,47 @@ def push(
     if dry_run:
         typer.echo(json.dumps([pushing.payload_json(run_) for run_ in ready], indent=2))
         raise typer.Exit(1 if failed else 0)
-    with Transport(base_url or session.base_url(), api_key or session.api_key()) as transport:
+    failed = not _upload_all(ready, base_url, api_key) or failed
+    raise typer.Exit(1 if failed else 0)
+
+
+def _upload_all(ready: list[Any], base_url: str | None, api_key: str | None) -> bool:
+    """Upload each prepared run, with a progress bar; stop at the first 429. True when all went up."""
+    import httpx
+
+    from bountyboard.client.transport import ApiError
+    from bountyboard.runner import push as pushing
+
+    ok = True
+    with (pushing.UploadTransport(base_url or session.base_url(), api_key or session.api_key()) as transport,
+          Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=True, disable=len(ready) < 2) as progress):
+        bar = progress.add_task("uploading runs", total=len(ready))
         for run_ in ready:
-            assert run_.payload is not None
             try:
                 answer: dict[str, Any] = pushing.upload(transport, run_)
+            except pushing.QuotaExceeded as exc:
+                left = len(ready) - int(progress.tasks[bar].completed)
+                progress.stop()
+                err_console.print(f"[red]upload quota spent:[/red] {escape(str(exc))}. {left} run(s) not uploaded.",
+                                  highlight=False)
+                return False
             except (ApiError, httpx.HTTPError) as exc:
                 err_console.print(f"[red]{escape(run_.label)}:[/red] upload failed: {escape(str(exc))}",
                                   highlight=False)
-                failed = True
-                continue
-            stored = answer.get("run") or {}
-            score = stored.get("score")
-            status = "duplicate of" if answer.get("duplicate") else "uploaded as"
-            console.print(f"{run_.label} on {run_.payload.benchmark}: {status} {stored.get('id')}, score "
-                          f"{'-' if score is None else f'{score:.3f}'} ({stored.get('nTrials')} trials, "
-                          f"{stored.get('nErrors')} errors)", highlight=False, soft_wrap=True)
-    raise typer.Exit(1 if failed else 0)
+                ok = False
+            else:
+                progress.console.print(_uploaded_line(run_, answer), highlight=False, soft_wrap=True, markup=False)
+            progress.advance(bar)
+    return ok
+
+
+def _uploaded_line(run_: Any, answer: dict[str, Any]) -> str:
+    stored = answer.get("run") or {}
+    score = stored.get("score")
+    status = "duplicate of" if answer.get("duplicate") else "uploaded as"
+    metrics = stored.get("metrics") or {}
+    others = ", ".join(f"{key} {value:.3f}" for key, value in metrics.items() if isinstance(value, int | float))
+    return (f"{run_.label} on {run_.payload.benchmark}: {status} {stored.get('id')}, score "
+            f"{'-' if score is None else f'{score:.3f}'} ({stored.get('nTrials')} trials, {stored.get('nErrors')} "
+            f"errors{f'; means: {others}' if others else ''})")

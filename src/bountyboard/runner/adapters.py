@@ -34,6 +34,16 @@ MANIFEST_FILE = "manifest.json"
 ANSWER_PATH = "/app/answer.txt"
 # A distinct exit code for "this benchmark cannot be pulled: follow its harness's instructions".
 EXIT_EXTERNAL_HARNESS = 3
+# Datasets named bountyboard/<name> ship with the package (rows written for this project), so a
+# first run needs no access to the Hugging Face Hub.
+PACKAGED_DATASETS = Path(__file__).parent / "datasets"
+PACKAGED_PREFIX = "bountyboard/"
+HUB_PROBE_TIMEOUT_SECONDS = 5.0
+HUB_WAYS_OUT = (
+    "Ways out: for a gated or private dataset set HF_TOKEN (or run `huggingface-cli login`); for a dataset "
+    "already in your Hugging Face cache set HF_HUB_OFFLINE=1; or pass --registry with an index.json whose "
+    "record points `dataset` at a local copy. `bountyboard bench pull arithmetic` needs no Hub access at all"
+)
 
 _TASK_TOML = """\
 schema_version = "1.4"
@@ -118,17 +128,53 @@ def task_dir_name(row_id: str) -> str:
     return name[:80] or "row"
 
 
+def dataset_source(dataset: str) -> str:
+    """What ``datasets.load_dataset`` is given: a packaged dataset's directory, else the hub id or path."""
+    if dataset.startswith(PACKAGED_PREFIX):
+        local = PACKAGED_DATASETS / dataset.removeprefix(PACKAGED_PREFIX)
+        if local.is_dir():
+            return str(local)
+    return dataset
+
+
+def _check_hub(adapter: HfRowsAdapter) -> None:
+    """Ask the Hub for the dataset once, with a short timeout: unreachable, the ``datasets`` library
+    would retry for half a minute and then say nothing of what to do."""
+    from huggingface_hub import HfApi, constants
+    from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    if constants.HF_HUB_OFFLINE:
+        return  # the cache answers, or load_dataset fails at once
+    where = f"{adapter.dataset} (revision {adapter.revision}) on {constants.ENDPOINT}"
+    try:
+        HfApi().dataset_info(adapter.dataset, revision=adapter.revision, timeout=HUB_PROBE_TIMEOUT_SECONDS)
+    except GatedRepoError as exc:
+        raise PullError(f"{where} is gated: accept its terms on the Hub and set HF_TOKEN. {HUB_WAYS_OUT}") from exc
+    except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
+        raise PullError(f"{where} was not found (a private dataset needs HF_TOKEN). {HUB_WAYS_OUT}") from exc
+    except HfHubHTTPError as exc:
+        raise PullError(f"the Hub answered {exc.response.status_code} for {where}. {HUB_WAYS_OUT}") from exc
+    except Exception as exc:  # network errors come in many types (httpx, OSError, timeouts)
+        raise PullError(f"cannot reach the Hugging Face Hub for {where}: {type(exc).__name__}: {exc}. "
+                        f"{HUB_WAYS_OUT}") from exc
+
+
 def load_rows(adapter: HfRowsAdapter, split: str | None = None) -> Any:
-    """The split, as ``datasets.load_dataset`` gives it (a hub id or a local directory)."""
+    """The split, as ``datasets.load_dataset`` gives it (a packaged dataset, a local directory or a
+    hub id, the last checked for reachability first)."""
     import datasets
 
+    source = dataset_source(adapter.dataset)
+    from_hub = not Path(source).exists()
+    if from_hub:
+        _check_hub(adapter)
     datasets.disable_progress_bars()
     try:
-        return datasets.load_dataset(adapter.dataset, adapter.config, split=split or adapter.split,
-                                     revision=adapter.revision)
+        return datasets.load_dataset(source, adapter.config, split=split or adapter.split, revision=adapter.revision)
     except Exception as exc:  # the library raises many kinds (network, missing split, bad files)
         raise PullError(f"cannot load {adapter.dataset} (config {adapter.config}, split "
-                        f"{split or adapter.split}, revision {adapter.revision}): {exc}") from exc
+                        f"{split or adapter.split}, revision {adapter.revision}): {exc}"
+                        f"{f'. {HUB_WAYS_OUT}' if from_hub else ''}") from exc
 
 
 def sample_indices(total: int, n: int, seed: int) -> list[int]:

@@ -13,8 +13,10 @@ manifest); Harbor ignores it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import secrets
 import string
 from collections import defaultdict
@@ -23,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from bountyboard.benchhub import stats
 
 JOB_TAG_FILE = "bountyboard.json"
 _NAME_ALPHABET = string.ascii_letters + string.digits
@@ -124,7 +128,7 @@ class EvalStats(_HarborModel):
     n_trials: int = 0
     n_errors: int = 0
     metrics: list[dict[str, float]] = Field(default_factory=list)
-    pass_at_k: dict[str, float] = Field(default_factory=dict)
+    pass_at_k: dict[int, float] = Field(default_factory=dict)
     reward_stats: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
     exception_stats: dict[str, list[str]] = Field(default_factory=dict)
 
@@ -205,6 +209,55 @@ class JobDir(BaseModel):
         return [trial.path for trial in self.trials if trial.result is None]
 
 
+# Harbor's task digest (``Packager.compute_content_hash``): these files and directories of a task,
+# less the default ignores (a task with its own .gitignore is not hashed the same).
+_DIGEST_FILES = ("task.toml", "instruction.md", "README.md")
+_DIGEST_DIRS = ("environment", "tests", "solution", "steps")
+_DIGEST_IGNORED_SUFFIXES = (".pyc", ".swp", ".swo", "~", ".DS_Store")
+
+
+def task_digest(task_dir: Path) -> str:
+    """``sha256:<hex>`` over ``<relative path>\\0<file sha256>\\n`` of the task's files, as Harbor
+    records it in ``lock.json`` (``harbor upload`` keys tasks by it)."""
+    files = [task_dir / name for name in _DIGEST_FILES if (task_dir / name).is_file()]
+    for name in _DIGEST_DIRS:
+        files += [path for path in (task_dir / name).rglob("*") if path.is_file()
+                  and "__pycache__" not in path.parts and not path.name.endswith(_DIGEST_IGNORED_SUFFIXES)]
+    outer = hashlib.sha256()
+    for path in sorted(files, key=lambda path: path.relative_to(task_dir).as_posix()):
+        inner = hashlib.sha256(path.read_bytes()).hexdigest()
+        outer.update(f"{path.relative_to(task_dir).as_posix()}\0{inner}\n".encode())
+    return f"sha256:{outer.hexdigest()}"
+
+
+def trial_lock(*, task_dir: Path, version: str | None, source: str, agent: dict[str, Any]) -> dict[str, Any]:
+    """``<trial>/lock.json`` (Harbor's ``TrialLock``), which ``harbor upload`` requires of every trial."""
+    return {
+        "schema_version": 2,
+        "task": {"name": task_dir.name, "version": version, "type": "local", "digest": task_digest(task_dir),
+                 "source": source, "path": str(task_dir)},
+        "agent": agent,
+        "environment": {},
+        "verifier": {},
+    }
+
+
+def job_lock(*, created_at: datetime, n_concurrent_trials: int, trials: list[dict[str, Any]]) -> dict[str, Any]:
+    """``<job>/lock.json`` (Harbor's ``JobLock``): the trials' locks; no Harbor version, since Harbor
+    did not run the job."""
+    return {"schema_version": 3, "created_at": created_at.isoformat(), "harbor": {},
+            "n_concurrent_trials": n_concurrent_trials, "retry": {"max_retries": 0}, "trials": trials}
+
+
+def default_job_name(agent: str, model: str | None, now: datetime) -> str:
+    """``<date>__<time>__<agent>[__<model>]``: Harbor's timestamp name, plus what makes two runs of
+    one minute differ (a job of another model is another job, never a resumed one)."""
+    parts = [now.strftime("%Y-%m-%d__%H-%M-%S"), agent]
+    if model:
+        parts.append(model.split("/")[-1])
+    return "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", part) for part in parts)
+
+
 def new_trial_name(task_name: str) -> str:
     """``<task>__<7 random characters>``, as Harbor names trial directories."""
     return f"{task_name[:32]}__{''.join(secrets.choice(_NAME_ALPHABET) for _ in range(7))}"
@@ -269,47 +322,48 @@ def eval_key(agent: str, model: str | None, dataset: str) -> str:
     return "__".join(part.replace("/", "-") for part in parts)
 
 
-def _reward_key(value: float | int) -> str:
-    return str(value)
+def trial_rows(trials: list[TrialResult]) -> list[stats.TrialRow]:
+    """Trials as the shared counting functions take them: (task, rewards or None, error)."""
+    return [
+        (trial.task_name,
+         trial.verifier_result.rewards if trial.verifier_result is not None else None,
+         trial.exception_info.exception_type if trial.exception_info is not None else None)
+        for trial in trials
+    ]
 
 
 def eval_stats(trials: list[TrialResult]) -> EvalStats:
-    """Aggregate trials the way Harbor does: a mean per reward key over every trial, where a trial
-    lacking that key (or errored without rewards) counts as zero; ``mean`` alone when the only key
-    is ``reward``."""
-    stats = EvalStats()
+    """One entry of ``stats.evals``, counted as Harbor counts (:mod:`bountyboard.benchhub.stats`):
+    ``n_trials`` the trials with rewards, ``n_errors`` those with an exception, a mean per reward key
+    over every trial (``mean`` alone when there is one key) and ``pass_at_k``."""
+    result = EvalStats()
     reward_stats: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     exception_stats: dict[str, list[str]] = defaultdict(list)
-    keys: set[str] = set()
     for trial in trials:
-        if trial.is_error:
-            stats.n_errors += 1
-            assert trial.exception_info is not None
-            exception_stats[trial.exception_info.exception_type].append(trial.trial_name)
-        else:
-            stats.n_trials += 1
-        if trial.verifier_result and trial.verifier_result.rewards:
+        if trial.verifier_result is not None and trial.verifier_result.rewards is not None:
+            result.n_trials += 1
             for key, value in trial.verifier_result.rewards.items():
-                keys.add(key)
-                reward_stats[key][_reward_key(value)].append(trial.trial_name)
-    total = len(trials)
-    means = {key: (sum(t.rewards.get(key, 0.0) for t in trials) / total if total else 0.0) for key in sorted(keys)}
-    if not keys or keys == {"reward"}:
-        stats.metrics = [{"mean": means.get("reward", 0.0)}]
-    else:
-        stats.metrics = [means]
-    stats.reward_stats = {key: dict(values) for key, values in reward_stats.items()}
-    stats.exception_stats = dict(exception_stats)
-    return stats
+                reward_stats[key][str(value)].append(trial.trial_name)
+        if trial.exception_info is not None:
+            result.n_errors += 1
+            exception_stats[trial.exception_info.exception_type].append(trial.trial_name)
+    rows = trial_rows(trials)
+    result.metrics = [stats.as_harbor_metric(stats.harbor_metrics(rows))] if rows else []
+    result.pass_at_k = stats.pass_at_k(rows)
+    result.reward_stats = {key: dict(values) for key, values in reward_stats.items()}
+    result.exception_stats = dict(exception_stats)
+    return result
 
 
-def primary_metric(stats: EvalStats) -> float:
-    """The headline number of an eval: ``mean``, else ``reward``, else the only metric."""
-    metrics = stats.metrics[0] if stats.metrics else {}
-    for key in ("mean", "reward"):
-        if key in metrics:
-            return float(metrics[key])
-    return float(next(iter(metrics.values()))) if len(metrics) == 1 else 0.0
+def headline(trials: list[TrialResult], *, registry_key: str | None = None,
+             override: str | None = None) -> tuple[str, float]:
+    """The primary reward key and its mean: the number ``bench run`` prints and the hub stores as
+    ``score`` (the same rule, :func:`bountyboard.benchhub.stats.primary_key`)."""
+    rows = trial_rows(trials)
+    metrics = stats.harbor_metrics(rows)
+    key = stats.primary_key(stats.reward_keys(rewards for _, rewards, _ in rows),
+                            registry_key=registry_key, override=override)
+    return key, metrics.get(key, 0.0)
 
 
 def _sum_or_none(values: list[int | float | None]) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bountyboard.runner.harbor import JOB_TAG_FILE, JobTag, write_json
@@ -41,11 +41,23 @@ class HarborRun:
     concurrency: int
     jobs_dir: Path
     job_name: str
+    environment: str | None = None  # harbor's -e: a type (docker, daytona, ...) or module:Class
+    include_tasks: list[str] = field(default_factory=list)  # glob patterns of task names
+    exclude_tasks: list[str] = field(default_factory=list)
+    n_tasks: int | None = None
 
     def command(self, harbor: str = "harbor") -> list[str]:
         args = [harbor, "run", "-d", self.ref, "-a", self.agent]
         if self.model:
             args += ["-m", self.model]
+        if self.environment:
+            args += ["-e", self.environment]
+        for pattern in self.include_tasks:
+            args += ["-i", pattern]
+        for pattern in self.exclude_tasks:
+            args += ["-x", pattern]
+        if self.n_tasks is not None:
+            args += ["-l", str(self.n_tasks)]
         return [*args, "--n-attempts", str(self.attempts), "--n-concurrent", str(self.concurrency),
                 "--jobs-dir", str(self.jobs_dir), "--job-name", self.job_name]
 

@@ -5,12 +5,12 @@ that has both Harbor and this package on its path (``scripts/harbor.sh`` sets up
 that way). It is imported by Harbor only: nothing else in bountyboard imports it, so bountyboard
 itself never needs Harbor installed.
 
-Each environment owns a private directory with ``app/ logs/ tests/ solution/``. Every command
-runs under ``unshare --mount`` (root only) in a mount namespace of its own, where those four
-directories are bound over ``/app /logs /tests /solution``: the paths a Harbor task expects exist
-for that command alone, and trials running at once never see each other's files. The empty mount
-points are created at the filesystem root once. Uploads and downloads are plain copies into and out
-of the private directory.
+Each environment owns a private directory with ``app/ logs/ tests/ solution/ tmp/``. Every
+command runs under ``unshare --mount`` (root only) in a mount namespace of its own, where those
+directories are bound over ``/app /logs /tests /solution /tmp``: the paths a Harbor task expects
+exist for that command alone, and trials running at once (or one after another) never see each
+other's files. The empty mount points are created at the filesystem root once. Uploads and
+downloads are plain copies into and out of the private directory.
 
 This is no sandbox: the agent and verifier run as root on the host, with its network and its
 tools (``python3``, ``bash``); ``environment/Dockerfile`` is not built. It serves tasks whose
@@ -30,13 +30,14 @@ from harbor.environments.base import BaseEnvironment, ExecResult
 from harbor.environments.capabilities import EnvironmentCapabilities
 from harbor.models.trial.paths import EnvironmentPaths
 
-MOUNTED_ROOTS = ("app", "logs", "tests", "solution")
+# /tmp last: the private directories themselves live under the host's /tmp.
+MOUNTED_ROOTS = ("app", "logs", "tests", "solution", "tmp")
 # Bind the private directories (positional arguments, so no path is ever re-quoted), then run the
 # command with bash as Harbor's Docker environment does.
-_NAMESPACE_SCRIPT = """\
+_NAMESPACE_SCRIPT = f"""\
 set -e
 sandbox=$1; cwd=$2; command=$3
-for root in app logs tests solution; do
+for root in {" ".join(MOUNTED_ROOTS)}; do
     mount --bind "$sandbox/$root" "/$root"
 done
 cd "$cwd"
@@ -72,13 +73,14 @@ class HostEnvironment(BaseEnvironment):
         posix = PurePosixPath(path)
         parts = posix.parts
         if not posix.is_absolute() or len(parts) < 2 or parts[1] not in MOUNTED_ROOTS or ".." in parts:
-            raise ValueError(f"{path} is outside /app, /logs, /tests and /solution")
+            raise ValueError(f"{path} is outside {', '.join('/' + root for root in MOUNTED_ROOTS)}")
         return self.sandbox.joinpath(*parts[1:])
 
     def _make_dirs(self) -> None:
         for root in MOUNTED_ROOTS:
             (self.sandbox / root).mkdir(parents=True, exist_ok=True)
             Path("/", root).mkdir(exist_ok=True)  # the mount point, left empty on the host
+        (self.sandbox / "tmp").chmod(0o1777)
         # What a container image gets from Harbor's mounts: the log directories it writes to.
         paths = EnvironmentPaths()
         for log_dir in (paths.agent_dir, paths.verifier_dir, paths.artifacts_dir):

@@ -12,7 +12,6 @@ discarded and run again, and only the missing attempts run.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import shutil
 import time
@@ -41,11 +40,15 @@ from bountyboard.runner.harbor import (
     TimingInfo,
     TrialResult,
     VerifierResult,
+    default_job_name,
     dump,
     eval_key,
+    job_lock,
     job_stats,
     new_trial_name,
     read_job_dir,
+    task_digest,
+    trial_lock,
     write_json,
 )
 
@@ -64,7 +67,8 @@ class LocalTask:
     package: str  # [task] name in task.toml
     instruction: str
     agent_timeout: float
-    checksum: str
+    version: str | None
+    digest: str  # Harbor's content digest, sha256:<hex>
 
 
 @dataclass
@@ -76,13 +80,6 @@ class RunOptions:
     jobs_dir: Path = Path("jobs")
     job_name: str | None = None
     benchmark: str | None = None
-
-
-def _checksum(path: Path) -> str:
-    digest = hashlib.sha256()
-    for file in sorted(p for p in path.rglob("*") if p.is_file()):
-        digest.update(str(file.relative_to(path)).encode() + b"\0" + file.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def load_tasks(tasks_dir: Path) -> list[LocalTask]:
@@ -97,19 +94,16 @@ def load_tasks(tasks_dir: Path) -> list[LocalTask]:
             raise JobError(f"{child} has no tests/expected.json: bench run scores pulled tasks only; "
                            "run other Harbor tasks with `harbor run -p`")
         config = tomllib.loads((child / "task.toml").read_text())
+        package = config.get("task") or {}
         tasks.append(LocalTask(
-            name=child.name, path=child, package=str((config.get("task") or {}).get("name") or child.name),
+            name=child.name, path=child, package=str(package.get("name") or child.name),
             instruction=(child / "instruction.md").read_text(),
             agent_timeout=float((config.get("agent") or {}).get("timeout_sec") or 600.0),
-            checksum=_checksum(child),
+            version=package.get("version"), digest=task_digest(child),
         ))
     if not tasks:
         raise JobError(f"no tasks (directories with task.toml) under {tasks_dir}")
     return tasks
-
-
-def _default_job_name(agent: str) -> str:
-    return f"{clock.now().strftime('%Y-%m-%d__%H-%M-%S')}__{agent}"
 
 
 class JobRunner:
@@ -123,7 +117,7 @@ class JobRunner:
         self.tasks = load_tasks(options.tasks_dir)
         self.manifest = read_manifest(options.tasks_dir)
         self.benchmark = options.benchmark or (self.manifest.benchmark if self.manifest else None)
-        self.job_name = options.job_name or _default_job_name(options.agent.name)
+        self.job_name = options.job_name or default_job_name(options.agent.name, options.agent.model, clock.now())
         self.job_dir = options.jobs_dir / self.job_name
         self.dataset = options.tasks_dir.resolve().name
         self.key = eval_key(options.agent.name, options.agent.model, self.dataset)
@@ -132,6 +126,7 @@ class JobRunner:
         self.job_id = str(uuid.uuid4())
         self.started_at = clock.now()
         self._queue: list[LocalTask] | None = None
+        self._locks: list[dict[str, Any]] = []  # of every trial of the job, for its lock.json
         self._written_at = 0.0
 
     # -- the job directory ---------------------------------------------------------------------
@@ -173,6 +168,9 @@ class JobRunner:
             task = by_package.get(trial.task_name)
             if task is not None:
                 self.trials.append(trial)
+                lock = self.job_dir / trial.trial_name / "lock.json"
+                if lock.is_file():
+                    self._locks.append(json.loads(lock.read_text()))
                 done[task] = done.get(task, 0) + 1
         return done
 
@@ -183,6 +181,8 @@ class JobRunner:
             n_total_trials=len(self.trials) + pending, stats=job_stats({self.key: self.trials}, pending),
         )
         write_json(self.job_dir / "result.json", dump(result))
+        write_json(self.job_dir / "lock.json", job_lock(
+            created_at=self.started_at, n_concurrent_trials=self.options.concurrency, trials=self._locks))
         self._written_at = time.monotonic()
 
     # -- one trial -----------------------------------------------------------------------------
@@ -203,12 +203,16 @@ class JobRunner:
         (trial_dir / "verifier").mkdir()
         config = self._trial_config(task, trial_name)
         write_json(trial_dir / "config.json", config)
+        lock = trial_lock(task_dir=task.path, version=task.version, source=self.dataset,
+                          agent=self._config()["agents"][0])
+        write_json(trial_dir / "lock.json", lock)
+        self._locks.append(lock)
         model = self.options.agent.model
         provider, _, short = model.rpartition("/") if model else ("", "", "")
         result = TrialResult(
             id=str(uuid.uuid4()), task_name=task.package, trial_name=trial_name,
             trial_uri=trial_dir.resolve().as_uri(), task_id=TaskId(path=str(task.path)), source=self.dataset,
-            task_checksum=task.checksum, config=config,
+            task_checksum=task.digest.removeprefix("sha256:"), config=config,
             agent_info=AgentInfo(name=agent.name, version=agent.version,
                                  model_info=ModelInfo(name=short, provider=provider or None) if model else None),
             started_at=clock.now(),

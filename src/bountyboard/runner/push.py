@@ -1,28 +1,39 @@
 """``bench push``: job directories to ``POST /v1/runs`` payloads.
 
-A job written by ``bench run`` names its benchmark in ``bountyboard.json``; a job written by Harbor
-does not, so it needs ``--benchmark``. Each (agent, model) pair of a job becomes one run.
+A job written by ``bench run`` names its benchmark in ``bountyboard.json``; for a job written by
+Harbor the benchmark is read from what ``bench pull`` wrote beside the tasks it ran (the dataset's
+``manifest.json``, else a task's ``task.toml``), and ``--benchmark`` names it otherwise. The pulled
+manifest also gives the dataset's revision, the sample's seed and the ids of the rows the trials
+ran. Each (agent, model) pair of a job becomes one run.
 Trials without ``result.json`` (the job was interrupted) are skipped and reported. A trial whose
-verifier gave no reward is sent with empty rewards and an ``error`` that says why, so the hub
-counts it as an error rather than as a zero.
+verifier gave no reward is sent with empty rewards and an ``error`` that says why: the hub counts
+it in ``nErrors`` and as 0 for every key, as Harbor does.
 
 ``bundleSha256`` is the sha256 of the payload itself (canonical JSON, without that field): pushing
 the same job twice sends the same bundle, which the hub answers as a duplicate.
+
+A 429 is not retried: a spent upload quota lasts until its window ends (up to a day), so
+:class:`QuotaExceeded` reports the limit and when it resets instead.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import ValidationError
 
+from bountyboard import clock
 from bountyboard.benchhub.schemas import RunUpload
-from bountyboard.client.transport import Transport
+from bountyboard.client.transport import ApiError, Transport
+from bountyboard.runner.adapters import Manifest, read_manifest
 from bountyboard.runner.harbor import JobDir, TrialResult, find_job_dirs, read_job_dir
 
 NO_REWARD = "NoReward: the verifier finished without writing a reward"
@@ -82,7 +93,50 @@ def _harness(job: JobDir) -> dict[str, str]:
     return {"name": name, "version": str(version)}
 
 
-def _dataset(job: JobDir, trials: list[TrialResult]) -> dict[str, Any]:
+def _task_dirs(job: JobDir, trials: list[TrialResult]) -> list[Path]:
+    """Where the job's tasks were, as Harbor recorded them (relative paths are relative to where
+    harbor ran, usually the parent of the jobs directory)."""
+    found: list[Path] = []
+    for trial in trials:
+        path = (trial.config.get("task") or {}).get("path") or (trial.task_id.path if trial.task_id else None)
+        if path:
+            found += [Path(path), job.path.parent.parent / path]
+    return found
+
+
+def pulled_manifest(job: JobDir, trials: list[TrialResult]) -> Manifest | None:
+    """The manifest ``bench pull`` wrote for the tasks of this job, if they came from it."""
+    if job.tag is not None and job.tag.manifest:
+        return Manifest.model_validate(job.tag.manifest)
+    for task_dir in _task_dirs(job, trials):
+        try:
+            manifest = read_manifest(task_dir.parent)
+        except (OSError, ValueError):
+            continue
+        if manifest is not None:
+            return manifest
+    return None
+
+
+def _benchmark_of_tasks(job: JobDir, trials: list[TrialResult]) -> str | None:
+    """``[metadata] benchmark`` of a task.toml that ``bench pull`` wrote."""
+    for task_dir in _task_dirs(job, trials):
+        try:
+            metadata = tomllib.loads((task_dir / "task.toml").read_text()).get("metadata") or {}
+        except (OSError, ValueError):
+            continue
+        if metadata.get("benchmark"):
+            return str(metadata["benchmark"])
+    return None
+
+
+def _dataset(job: JobDir, trials: list[TrialResult], manifest: Manifest | None) -> dict[str, Any]:
+    if manifest is not None:
+        # The rows these trials ran (a Harbor run may have filtered the pulled tasks).
+        row_of_task = dict(zip(manifest.tasks, manifest.rowIds, strict=False))
+        ran = {trial.task_name.rsplit("/", 1)[-1] for trial in trials}
+        return {"ref": manifest.dataset, "revision": manifest.revision, "seed": manifest.seed,
+                "rowIds": [row_of_task[task] for task in manifest.tasks if task in ran]}
     if job.tag is not None and job.tag.dataset_ref:
         return {"ref": job.tag.dataset_ref, "revision": job.tag.dataset_revision}
     # Harbor's job config names its datasets by local path, or by registry name and version.
@@ -95,8 +149,13 @@ def _dataset(job: JobDir, trials: list[TrialResult]) -> dict[str, Any]:
     return {"ref": trials[0].source or job.name, "revision": None}
 
 
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem, ``where: what``, without pydantic's input dump and links."""
+    return "; ".join(f"{'.'.join(map(str, error['loc'])) or 'payload'}: {error['msg']}" for error in exc.errors())
+
+
 def prepare(root: Path, *, benchmark: str | None = None, model: str | None = None,
-            claim: dict[str, Any] | None = None) -> list[PreparedRun]:
+            claim: dict[str, Any] | None = None, metric: str | None = None) -> list[PreparedRun]:
     """Read every job directory under ``root`` and build its payloads (nothing is sent)."""
     if not root.exists():
         raise PushError(f"{root} does not exist")
@@ -107,10 +166,13 @@ def prepare(root: Path, *, benchmark: str | None = None, model: str | None = Non
     for path in jobs:
         job = read_job_dir(path)
         skipped = [trial.name for trial in job.unfinished]
-        slug = benchmark or (job.tag.benchmark if job.tag else None)
+        manifest = pulled_manifest(job, job.finished)
+        slug = (benchmark or (job.tag.benchmark if job.tag else None) or (manifest.benchmark if manifest else None)
+                or _benchmark_of_tasks(job, job.finished))
         if not slug:
             prepared.append(PreparedRun(path, skipped=skipped, problem=(
-                "this job does not name its benchmark (Harbor wrote it): pass --benchmark SLUG")))
+                "this job does not name its benchmark and its tasks were not pulled by bench pull: "
+                "pass --benchmark SLUG")))
             continue
         groups: dict[tuple[str, str | None], list[TrialResult]] = defaultdict(list)
         for trial in job.finished:
@@ -126,17 +188,20 @@ def prepare(root: Path, *, benchmark: str | None = None, model: str | None = Non
                 "model": model or trial_model or (job.tag.model if job.tag else None) or agent_name,
                 "agent": {"name": agent_name, "version": trials[0].agent_info.version},
                 "harness": _harness(job),
-                "dataset": _dataset(job, trials),
+                "dataset": _dataset(job, trials, manifest),
                 "trials": [_trial_payload(trial) for trial in trials],
                 "claim": claim,
             }
+            if metric is not None:
+                body["primaryMetric"] = metric
             try:
                 payload = RunUpload.model_validate({**body, "bundleSha256": "0" * 64})
             except ValidationError as exc:
-                prepared.append(PreparedRun(path, skipped=skipped, problem=f"invalid run payload: {exc}"))
+                prepared.append(PreparedRun(path, skipped=skipped,
+                                            problem=f"cannot upload: {describe_validation_error(exc)}"))
                 continue
             # Hash the payload as it goes on the wire, so the digest does not depend on how it was read.
-            digest = bundle_sha256(payload.model_dump(mode="json"))
+            digest = bundle_sha256(payload.model_dump(mode="json", exclude_none=True))
             prepared.append(PreparedRun(path, payload=payload.model_copy(update={"bundleSha256": digest}),
                                         skipped=skipped))
     return prepared
@@ -144,12 +209,50 @@ def prepare(root: Path, *, benchmark: str | None = None, model: str | None = Non
 
 def payload_json(run: PreparedRun) -> dict[str, Any]:
     assert run.payload is not None
-    return run.payload.model_dump(mode="json")
+    return run.payload.model_dump(mode="json", exclude_none=True)
+
+
+class QuotaExceeded(PushError):
+    """The hub answered 429: the upload quota of this key or address is spent until ``reset_at``."""
+
+    def __init__(self, error: ApiError, now: datetime) -> None:
+        problem = error.problem
+        self.limit = problem.get("limit")
+        self.window_seconds = problem.get("windowSeconds")
+        self.retry_after = int(problem.get("retryAfter") or 0)
+        self.reset_at = now + timedelta(seconds=self.retry_after)
+        limit = (f"{self.limit} uploads per {_duration(int(self.window_seconds))}"
+                 if self.limit is not None and self.window_seconds else "the upload limit")
+        super().__init__(f"{limit} reached ({error.detail}); it resets in {_duration(self.retry_after)}, "
+                         f"at {self.reset_at:%Y-%m-%d %H:%M:%S} UTC. Push again then, or with an API key "
+                         "of a higher limit (--api-key)")
+
+
+def _duration(seconds: int) -> str:
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+
+class UploadTransport(Transport):
+    """The client's transport, less the retries of 429: a spent quota is reported at once."""
+
+    def retry_delay(self, attempt: int, response: httpx.Response | None) -> float | None:
+        if response is not None and response.status_code == 429:
+            return None
+        return super().retry_delay(attempt, response)
 
 
 def upload(transport: Transport, run: PreparedRun) -> dict[str, Any]:
     """``POST /v1/runs``. The transport retries with one idempotency key; a bundle pushed again later
-    is recognised by the hub and answered with ``"duplicate": true``."""
-    response = transport.request("POST", "/v1/runs", json=payload_json(run))
+    is recognised by the hub and answered with ``"duplicate": true``. Raises :class:`QuotaExceeded`."""
+    try:
+        response = transport.request("POST", "/v1/runs", json=payload_json(run))
+    except ApiError as exc:
+        if exc.status == 429:
+            raise QuotaExceeded(exc, clock.now()) from exc
+        raise
     answer: dict[str, Any] = response.json()
     return answer

@@ -9,6 +9,7 @@ adapter, which the commands act on, is parsed into a model.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +78,36 @@ def _records(document: Any) -> list[dict[str, Any]]:
     return [record for record in document if isinstance(record, dict)]
 
 
-def _matches(record: dict[str, Any], query: str) -> bool:
-    words = query.casefold().split()
-    haystack = " ".join(
-        str(record.get(key) or "") for key in ("slug", "name", "description")
-    ).casefold() + " " + " ".join(str(tag) for tag in record.get("tags") or []).casefold()
-    return all(word in haystack for word in words)
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def search_rank(record: dict[str, Any], query: str) -> int | None:
+    """How well a record answers a query; None when it does not. Each query word must be a whole
+    word of the record (``swe`` is in "SWE-bench", not in "answer") or the start of one (``math``
+    finds "mathematics"); whole words count more, and most in the slug or name."""
+    title = set(_words(f"{record.get('slug') or ''} {record.get('name') or ''}"))
+    text = set(_words(" ".join([str(record.get("description") or ""), *map(str, record.get("tags") or [])])))
+    rank = 0
+    for word in _words(query):
+        if word in title:
+            rank += 4
+        elif word in text:
+            rank += 3
+        elif any(candidate.startswith(word) for candidate in title | text):
+            rank += 1
+        else:
+            return None
+    return rank
+
+
+def rank_records(records: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
+    """The records that match, best first (then by slug)."""
+    ranked = [(rank, record) for record in records if (rank := search_rank(record, query)) is not None]
+    return [record for _, record in sorted(ranked, key=lambda item: (-item[0], str(item[1].get("slug"))))]
 
 
 class Registry:
@@ -121,9 +146,10 @@ class Registry:
                                 "use --registry with an index.json file or URL") from exc
 
     def search(self, query: str) -> list[dict[str, Any]]:
+        # The hub's answers are ranked again here, so both sources follow one rule.
         if self.source:
-            return [record for record in self._load_index() if _matches(record, query)]
-        return _records(self._api("/v1/bench/benchmarks", {"q": query}) or [])
+            return rank_records(self._load_index(), query)
+        return rank_records(_records(self._api("/v1/bench/benchmarks", {"q": query}) or []), query)
 
     def get(self, slug: str) -> Benchmark:
         if self.source:

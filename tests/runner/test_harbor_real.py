@@ -1,0 +1,87 @@
+"""Harbor 0.25.0 itself (scripts/harbor.sh installs it) on what the bench workflow writes.
+
+Harbor's own models validate every task ``bench pull`` writes and every job ``bench run`` writes,
+and recount our jobs from their trials; ``harbor run`` runs pulled tasks (there is no Docker engine
+here, so through the host-process environment ``bountyboard.runner.hostenv:HostEnvironment``) and
+``bench push`` of the job Harbor wrote stores Harbor's means on a live hub.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bountyboard.benchhub.stats import as_harbor_metric
+from tests.runner.conftest import Harbor, Registry, bench, read_json, same_eval_stats
+from tests.support.api import Admin
+
+# The command agent on the local GSM8K rows ("What is n + 10n?"): an error when n % 3 == 0, the
+# right answer when n % 3 == 1, a wrong one otherwise.
+FLAKY = ('read q; n=$(echo "$q" | grep -o "[0-9]*" | head -1); '
+         'if [ $((n % 3)) = 0 ]; then exit 2; elif [ $((n % 3)) = 1 ]; then echo $((n * 11)); else echo 0; fi')
+
+
+def _only_eval(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    (key,) = report["claimed"]
+    return report["claimed"][key], report["computed"][key]
+
+
+def test_harbor_accepts_pulled_tasks_and_our_jobs(harbor: Harbor, registry: Registry, workdir: Path) -> None:
+    assert bench("pull", "gsm8k", "--n", "6", "--seed", "3", "--registry", str(registry.index)).exit_code == 0
+    digests = harbor.check("tasks", workdir / "gsm8k")[str(workdir / "gsm8k")]
+    assert len(digests) == 6
+    for args in (("-a", "oracle", "-k", "2", "--job-name", "oracle"),
+                 ("-a", "command", "-m", "me/flaky", "--command", FLAKY, "-k", "3", "--job-name", "flaky")):
+        result = bench("run", "gsm8k", *args)
+        assert result.exit_code == 0, result.output
+    jobs = workdir / "jobs"
+    report = harbor.check("jobs", jobs / "oracle", jobs / "flaky")
+    oracle, harbor_oracle = _only_eval(report[str(jobs / "oracle")])
+    same_eval_stats(oracle, harbor_oracle)
+    assert (oracle["metrics"], oracle["pass_at_k"]) == ([{"mean": 1.0}], {"2": 1.0})
+    flaky, harbor_flaky = _only_eval(report[str(jobs / "flaky")])
+    same_eval_stats(flaky, harbor_flaky)
+    assert flaky["n_errors"] > 0 and flaky["n_trials"] + flaky["n_errors"] == 18
+    # Every trial carries the lock `harbor upload` requires, with Harbor's digest of its task.
+    for lock in jobs.glob("*/*/lock.json"):
+        task = read_json(lock)["task"]
+        assert task["digest"] == f"sha256:{digests[task['name']]['digest']}"
+    assert len(read_json(jobs / "flaky" / "lock.json")["trials"]) == 18
+
+
+def _runs(base_url: str, model: str) -> list[dict[str, Any]]:
+    response = httpx.get(f"{base_url}/v1/bench/runs", params={"model": model})
+    assert response.status_code == 200, response.text
+    runs: list[dict[str, Any]] = response.json()["data"]
+    return runs
+
+
+def test_harbor_runs_pulled_tasks_and_the_hub_stores_its_means(harbor: Harbor, admin: Admin, workdir: Path) -> None:
+    """The shipped `arithmetic` rows, pulled through the hub's registry, run by Harbor, pushed back."""
+    operator = admin.account("operator")
+    model = f"test-{uuid.uuid4().hex[:8]}/harbor"
+    pulled = bench("pull", "arithmetic", "--n", "4", "--seed", "5", "--base-url", admin.base_url)
+    assert pulled.exit_code == 0, pulled.output
+    manifest = read_json(workdir / "arithmetic" / "manifest.json")
+    harbor.run(workdir, "-p", "arithmetic", "-a", "oracle", "-k", "2", "--job-name", "h-oracle")
+    harbor.run(workdir, "-p", "arithmetic", "-a", "nop", "-m", f"{model}-nop", "-k", "3", "--job-name", "h-nop")
+    jobs = workdir / "jobs"
+    harbor.check("jobs", jobs / "h-oracle", jobs / "h-nop")
+    for job, reported in (("h-oracle", f"{model}-oracle"), ("h-nop", f"{model}-nop")):
+        # No --benchmark: the tasks' manifest names it.
+        pushed = bench("push", str(jobs / job), "--model", reported, "--base-url", admin.base_url,
+                       "--api-key", operator.key)
+        assert pushed.exit_code == 0, pushed.output
+        (run,) = _runs(admin.base_url, reported)
+        (recorded,) = read_json(jobs / job / "result.json")["stats"]["evals"].values()
+        assert run["benchmark"] == "arithmetic"
+        assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0]
+        assert run["passAtK"] == recorded["pass_at_k"]
+        n_trials = len(list((jobs / job).glob("*/result.json")))
+        assert (run["nTrials"], run["nErrors"]) == (n_trials, recorded["n_errors"])
+        assert run["dataset"] == {"ref": "bountyboard/arithmetic", "revision": "1.0", "seed": 5,
+                                  "rowIds": manifest["rowIds"]}
+        assert run["score"] == (1.0 if job == "h-oracle" else 0.0)
