@@ -36,7 +36,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        incoming = next((value for name, value in scope["headers"] if name == b"x-request-id"), b"").decode("latin-1")
         # A caller's id is kept when it is a sane token, so one id can follow a request across services.
         request_id = incoming if _ACCEPTED_ID.match(incoming) else new_id("req")
         token = request_id_var.set(request_id)

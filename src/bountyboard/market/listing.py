@@ -57,19 +57,18 @@ class TaskQuery:
 
     async def page(self, session: AsyncSession, *columns: Any) -> tuple[list[Any], bool, int]:
         """The page's rows, whether more follow, and the list's total, in one statement when it can be."""
-        query = select(*columns).where(*self._filters())
+        # Counted on the (status, published_at, id) index alone, without reading a row; as a scalar
+        # subquery both databases count once per statement (a window count would read every row).
+        count = select(func.count(Task.id)).where(*self._filters()).correlate(None)
+        query = select(*columns, count.scalar_subquery().label("listed")).where(*self._filters())
         if self.after is not None:
             query = query.where(self.after.before(Task.published_at, Task.id))
-        else:  # the total rides along with the rows (a cursor's rows are only the tail of the list)
-            query = query.add_columns(func.count().over().label("listed"))
         # One row more than asked for tells whether more follow.
         query = query.order_by(*_TASK_ORDER).offset(self.params.offset).limit(self.params.pageSize + 1)
         rows = list((await session.execute(query)).all())
         more, rows = len(rows) > self.params.pageSize, rows[: self.params.pageSize]
-        if rows and self.after is None:
-            return rows, more, int(rows[0].listed)
-        # Counted on the (status, published_at, id) index alone, without reading a row.
-        return rows, more, int(await session.scalar(select(func.count(Task.id)).where(*self._filters())) or 0)
+        total = rows[0].listed if rows else await session.scalar(count)
+        return rows, more, int(total or 0)
 
     def etag(self, total: int, rows: list[Any]) -> str:
         visible = [(row.id, row.status, row.slots_taken, row.bounty_cents, row.ended_at, task_next_action(row))
