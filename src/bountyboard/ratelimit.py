@@ -155,14 +155,14 @@ async def record(policy: RatePolicy, identity: str) -> None:
 
 # The general limit of each API key ------------------------------------------------------------------
 
-_KEY_LIMITED_PREFIXES = ("/v1/agent/", "/v1/tasks")  # agent and publisher routes
+KEY_LIMITED_PREFIXES = ("/v1/agent/", "/v1/tasks")  # agent and publisher routes
 _STATE_HEADERS = "ratelimit_headers"
 
 
 async def limit_key(request: Request, key_id: str) -> None:
     """Count a key-authenticated request to an agent or publisher route against its key's limit
     (settings ``key_rate_limit`` per ``key_rate_window_seconds``); called by the authentication."""
-    if not request.url.path.startswith(_KEY_LIMITED_PREFIXES):
+    if not request.scope["path"].startswith(KEY_LIMITED_PREFIXES):
         return
     settings = get_settings()
     policy = RatePolicy("key", settings.key_rate_limit, settings.key_rate_window_seconds)

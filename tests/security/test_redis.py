@@ -31,6 +31,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 REDIS = ("127.0.0.1", 6379)
 REDIS_URL = "redis://127.0.0.1:6379/0"
 LIMIT = 4
+# Building the runtime install downloads and installs every runtime dependency: minutes, once a session.
+pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ from bountyboard.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, ProblemDet
 from bountyboard.idempotency import MAX_KEY_LENGTH
 from bountyboard.meta.schema_examples import attach_example
 from bountyboard.meta.webhooks import add_webhooks
+from bountyboard.ratelimit import KEY_LIMITED_PREFIXES
 
 AGENT_API_TITLE = "bountyboard agent API"
 AGENT_API_VERSION = "1.0.0"
@@ -56,6 +57,7 @@ _PROBLEM_EXAMPLES: dict[int, tuple[str, str]] = {
     403: ("insufficient_scope", "This operation needs the scope tasks:claim, which the API key does not carry."),
     404: ("not_found", "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller."),
     409: ("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed. Retry later."),
+    413: ("payload_too_large", "The request body is larger than this route accepts (1048576 bytes)."),
     422: ("validation_failed", "The request is not valid: resultType: Input should be 'text'"),
     429: ("rate_limited", "Too many requests. Retry after the number of seconds in Retry-After."),
     500: ("internal_error", "The server failed to answer this request. Quote the requestId when reporting it."),
@@ -66,6 +68,7 @@ _PROBLEM_DESCRIPTIONS = {
     403: "The key lacks a required scope, or the caller may not do this",
     404: "Not found",
     409: "Conflict with the current state, or the same Idempotency-Key is still in flight",
+    413: "The request body is larger than this route accepts",
     422: "Invalid input, or an Idempotency-Key reused with another body",
     429: "Rate limit exceeded; retry after Retry-After seconds",
 }
@@ -162,6 +165,10 @@ def _finish_operation(op: dict[str, Any], method: str, route: RouteContext | Non
         statuses.add(422)
     if method == "post":
         statuses |= {400, 409, 422}
+    if "requestBody" in op:
+        statuses.add(413)  # bountyboard.bodylimit
+    if secured and route is not None and str(route.path_format).startswith(KEY_LIMITED_PREFIXES):
+        statuses.add(429)  # every key's general limit (bountyboard.ratelimit)
     for number in sorted(statuses):
         responses.setdefault(str(number), _problem(number, scopes))
     for status, response in list(responses.items()):
