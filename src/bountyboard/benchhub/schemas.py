@@ -10,7 +10,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator, with_config
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SkipValidation,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+    with_config,
+)
 from typing_extensions import TypedDict
 
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -80,24 +89,39 @@ class TrialUpload(TypedDict):
     costUsd: NotRequired[NonNegativeFloat | None]
 
 
-def trial_problems(trials: list[TrialUpload]) -> list[str]:
-    """What is wrong across the trials of one upload (one pass, no per-trial validator calls)."""
+TRIAL_CHUNK = 256
+_TRIAL_CHUNKS: TypeAdapter[list[TrialUpload]] = TypeAdapter(list[TrialUpload])
+_MAX_PROBLEMS = 5
+
+
+def trial_problems(trials: list[Any]) -> list[str]:
+    """Validate raw trials chunk by chunk and check them across the upload (unique names, rewards or
+    an error, times in order). The validated copies are dropped chunk by chunk: a large upload keeps
+    only its parsed JSON alive, which keeps the garbage collector's full passes away."""
     problems: list[str] = []
     seen: set[str] = set()
-    for index, trial in enumerate(trials):
-        name = trial["trialName"]
-        if name in seen:
-            problems.append(f"trials[{index}]: trialName {name!r} appears more than once")
-        seen.add(name)
-        if not trial.get("rewards") and not trial.get("error"):
-            problems.append(f"trials[{index}]: a trial needs rewards, or an error saying why it has none")
-        started, finished = trial.get("startedAt"), trial.get("finishedAt")
-        if started and finished and finished < started:
-            problems.append(f"trials[{index}]: finishedAt is before startedAt")
+    for offset in range(0, len(trials), TRIAL_CHUNK):
+        try:
+            chunk = _TRIAL_CHUNKS.validate_python(trials[offset:offset + TRIAL_CHUNK])
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False):
+                index, *where = error["loc"]
+                problems.append(".".join(str(part) for part in ("trials", offset + int(index), *where))
+                                + f": {error['msg']}")
+            if len(problems) >= _MAX_PROBLEMS:
+                break
+            continue
+        for index, trial in enumerate(chunk, start=offset):
+            name = trial["trialName"]
+            if name in seen:
+                problems.append(f"trials.{index}: trialName {name!r} appears more than once")
+            seen.add(name)
+            if not trial.get("rewards") and not trial.get("error"):
+                problems.append(f"trials.{index}: a trial needs rewards, or an error saying why it has none")
+            started, finished = trial.get("startedAt"), trial.get("finishedAt")
+            if started and finished and finished < started:
+                problems.append(f"trials.{index}: finishedAt is before startedAt")
     return problems
-
-
-STORED_TRIALS: TypeAdapter[list[TrialUpload]] = TypeAdapter(list[TrialUpload])
 
 
 class ClaimUpload(WireModel):
@@ -115,7 +139,8 @@ class RunUpload(WireModel):
     agent: NameVersion
     harness: NameVersion
     dataset: DatasetRef
-    trials: list[TrialUpload] = Field(min_length=1, max_length=MAX_TRIALS)
+    # Items are checked by trial_problems (in chunks) and kept as sent.
+    trials: list[SkipValidation[TrialUpload]] = Field(min_length=1, max_length=MAX_TRIALS)
     claim: ClaimUpload | None = None
     primaryMetric: RewardKey | None = Field(
         default=None, description="The reward key `score` is the mean of (`bench push --metric KEY`). Default: "
@@ -128,8 +153,8 @@ class RunUpload(WireModel):
     def _coherent_trials(self) -> RunUpload:
         problems = trial_problems(self.trials)
         if problems:
-            shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-            raise ValueError(shown)
+            more = len(problems) - _MAX_PROBLEMS
+            raise ValueError("; ".join(problems[:_MAX_PROBLEMS]) + (f"; and {more} more" if more > 0 else ""))
         return self
 
 

@@ -23,7 +23,7 @@ docs/benchhub.md has worked examples.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -97,25 +97,25 @@ def primary_key(keys: Sequence[str], *, registry_key: str | None = None, overrid
     )
 
 
-def pass_at_k(trials: Sequence[TrialRow]) -> dict[int, float]:
+def pass_at_k(trials: Iterable[TrialRow]) -> dict[int, float]:
     """Harbor's ``pass@k``: empty unless every rewarded trial has one key valued 0 or 1."""
-    successes: dict[str, list[int]] = defaultdict(list)
+    attempts: Counter[str] = Counter()
+    passes: Counter[str] = Counter()
     for task_id, rewards, _ in trials:
+        attempts[task_id] += 1
         if rewards is None:
-            successes[task_id].append(0)
             continue
         if len(rewards) != 1:
             return {}
         value = next(iter(rewards.values()))
         if value not in (0, 1):
             return {}
-        successes[task_id].append(int(value))
-    if not successes:
+        passes[task_id] += int(value)
+    if not attempts:
         return {}
-    fewest = min(len(attempts) for attempts in successes.values())
+    fewest = min(attempts.values())
     return {
-        k: math.fsum(_task_pass_at_k(len(attempts), sum(attempts), k) for attempts in successes.values())
-        / len(successes)
+        k: math.fsum(_task_pass_at_k(n, passes[task_id], k) for task_id, n in attempts.items()) / len(attempts)
         for k in _eligible_k(fewest)
     }
 
@@ -185,11 +185,11 @@ class Moments:
 
     @classmethod
     def of(cls, tally: Mapping[str, Sequence[float]]) -> Moments:
-        cells = [(float(total), float(count)) for total, count in tally.values() if count > 0]
+        cells = tally.values()  # iterated once per sum: no list of pairs kept alive
         return cls(
-            n_tasks=len(cells), trials=math.fsum(m for _, m in cells), total=math.fsum(s for s, _ in cells),
-            total_sq=math.fsum(s * s for s, _ in cells), total_x_trials=math.fsum(s * m for s, m in cells),
-            trials_sq=math.fsum(m * m for _, m in cells),
+            n_tasks=sum(1 for _, m in cells if m > 0), trials=math.fsum(m for _, m in cells),
+            total=math.fsum(s for s, _ in cells), total_sq=math.fsum(s * s for s, _ in cells),
+            total_x_trials=math.fsum(s * m for s, m in cells), trials_sq=math.fsum(m * m for _, m in cells),
         )
 
     @property
