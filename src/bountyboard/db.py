@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextvars import ContextVar
@@ -281,6 +282,17 @@ def upgrade_database(url: str | None = None) -> None:
     private_sqlite_files(url)
     with _migration_lock(url):
         command.upgrade(alembic_config(url), "heads")
+        _empty_sqlite_wal(url)
+
+
+def _empty_sqlite_wal(url: str) -> None:
+    """Copy the write-ahead log into the database and truncate it: frames of pages a migration
+    rewrote (secrets once kept in clear) would otherwise linger in it until overwritten."""
+    path = _sqlite_path(url)
+    if path is None or not Path(f"{path}-wal").exists():
+        return
+    with contextlib.closing(sqlite3.connect(path, timeout=5)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # best effort: busy readers leave it for later
 
 
 def _sqlite_path(url: str) -> Path | None:

@@ -72,6 +72,9 @@ def test_the_migration_encrypts_secrets_kept_in_clear(backend: str, tmp_path: Pa
         with LiveServer(tmp_path, url, env=env) as server:  # starting applies the migration
             assert "whsec_" not in _stored_secret(url, hook["id"])
             _delivered_and_verified(receiver, server, operator.id, hook["secret"])
+        # No copy in clear is left behind either (SQLite: freed pages, the write-ahead log).
+        stored = stored_bytes(server)
+        assert b"whsec_" not in stored and hook["secret"].removeprefix("whsec_").encode() not in stored
 
 
 def _new_key(server: LiveServer, operator: Account) -> Account:
