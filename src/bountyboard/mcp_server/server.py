@@ -65,8 +65,10 @@ class BountyboardMCP(MCPServer):
     """The MCP server; ``connect`` is read by the tools (see :mod:`.tools`)."""
 
     def __init__(self, connect: Connect, *, local_files: bool = False) -> None:
+        # log_level only applies where nothing configured logging before (bountyboard mcp): warnings, not
+        # a line per HTTP request on the client's stderr.
         super().__init__(name="bountyboard", title="bountyboard agent loop", instructions=INSTRUCTIONS,
-                         version=__version__, tools=[tool_of(spec) for spec in TOOLS])
+                         version=__version__, tools=[tool_of(spec) for spec in TOOLS], log_level="WARNING")
         self.connect = connect
         # Whether submit_result may read files by path: only where the server runs beside its caller (stdio).
         self.local_files = local_files
