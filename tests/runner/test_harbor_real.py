@@ -8,6 +8,9 @@ here, so through the host-process environment ``bountyboard.runner.hostenv:HostE
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,8 @@ from typing import Any
 import httpx
 
 from bountyboard.benchhub.stats import as_harbor_metric
-from tests.runner.conftest import Harbor, Registry, bench, read_json, same_eval_stats
+from tests.conftest import FIXTURES
+from tests.runner.conftest import HOST_ENVIRONMENT, Harbor, Registry, bench, read_json, same_eval_stats
 from tests.support.api import Admin
 
 # The command agent on the local GSM8K rows ("What is n + 10n?"): an error when n % 3 == 0, the
@@ -85,3 +89,37 @@ def test_harbor_runs_pulled_tasks_and_the_hub_stores_its_means(harbor: Harbor, a
         assert run["dataset"] == {"ref": "bountyboard/arithmetic", "revision": "1.0", "seed": 5,
                                   "rowIds": manifest["rowIds"]}
         assert run["score"] == (1.0 if job == "h-oracle" else 0.0)
+
+
+def test_a_harbor_reference_is_handed_to_harbor(harbor: Harbor, admin: Admin, workdir: Path) -> None:
+    """``bench run <name>@<rev>`` through the real harbor: a local Harbor registry (Harbor's own is
+    not reachable from here) lists the fixture tasks; environment, attempts, concurrency and the task
+    filter are passed on, the job is named after agent, model and time, and push needs no slug."""
+    tasks = workdir / "tasks"
+    shutil.copytree(FIXTURES / "harbor" / "tasks", tasks)
+    (workdir / "registry.json").write_text(json.dumps([{
+        "name": "demo", "version": "1.0", "description": "fixture tasks",
+        "tasks": [{"name": name, "path": str(tasks / name)} for name in ("hello", "coin", "scores")],
+    }]))
+    env = {"PATH": f"{harbor.venv / 'bin'}:{os.environ['PATH']}", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    model = f"test-{uuid.uuid4().hex[:8]}/m1"
+    for reported in (model, f"{model}-other"):
+        result = bench("run", "demo@1.0", "--benchmark", "hello-world", "-a", "nop", "-m", reported,
+                       "-e", HOST_ENVIRONMENT, "-k", "2", "-n", "2", "-i", "hello", "-i", "coin",
+                       "--harbor-registry", str(workdir / "registry.json"), env=env)
+        assert result.exit_code == 0, result.output
+    # Two models, two jobs (one name each would make Harbor refuse to resume the other's).
+    jobs = sorted((workdir / "jobs").iterdir())
+    assert [job.name.split("__")[2:] for job in jobs] == [["nop", "m1"], ["nop", "m1-other"]]
+    job = jobs[0]
+    config = read_json(job / "config.json")
+    assert (config["n_attempts"], config["n_concurrent_trials"]) == (2, 2)
+    assert config["environment"]["import_path"] == HOST_ENVIRONMENT
+    trials = {read_json(path)["task_name"] for path in job.glob("*/result.json")}
+    assert trials == {"demo/hello", "demo/coin"} and len(list(job.glob("*/result.json"))) == 4
+    pushed = bench("push", str(job), "--base-url", admin.base_url)
+    assert pushed.exit_code == 0, pushed.output
+    (run,) = _runs(admin.base_url, model)
+    (recorded,) = read_json(job / "result.json")["stats"]["evals"].values()
+    assert (run["benchmark"], run["dataset"]["ref"], run["dataset"]["revision"]) == ("hello-world", "demo", "1.0")
+    assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0]

@@ -217,6 +217,8 @@ def run(
         "-x", "--exclude-task-name", help="Harbor references: skip tasks matching this glob (repeatable).")] = None,
     n_tasks: Annotated[int | None, typer.Option(
         "-l", "--n-tasks", min=1, help="Harbor references: at most this many tasks (after the filters).")] = None,
+    harbor_registry: Annotated[Path | None, typer.Option(
+        help="Harbor references: a local Harbor registry.json (harbor's --registry-path).")] = None,
 ) -> None:
     """Run an agent on a pulled directory (locally, no Docker) or hand a Harbor reference to harbor."""
     if is_harbor_ref(target):
@@ -225,7 +227,8 @@ def run(
         handoff = HarborRun(ref=target, benchmark=benchmark, agent=agent, model=model, attempts=attempts,
                             concurrency=concurrency, jobs_dir=jobs_dir,
                             job_name=job_name or default_job_name(agent, model, clock.now()), environment=env,
-                            include_tasks=include or [], exclude_tasks=exclude or [], n_tasks=n_tasks)
+                            include_tasks=include or [], exclude_tasks=exclude or [], n_tasks=n_tasks,
+                            registry_path=harbor_registry)
         try:
             code = handoff.execute()
         except FileNotFoundError as exc:
@@ -233,8 +236,9 @@ def run(
         if code == 0:
             console.print(f"upload with: bountyboard bench push {jobs_dir / handoff.job_name}")
         raise typer.Exit(code)
-    if env or include or exclude or n_tasks:
-        raise _fail("-e, -i, -x and -l are handed to harbor: they apply to Harbor references only", 2)
+    if env or include or exclude or n_tasks or harbor_registry:
+        raise _fail("-e, -i, -x, -l and --harbor-registry are handed to harbor: they apply to Harbor references "
+                    "only", 2)
     spec = AgentSpec(name=agent, model=model, command=command, base_url=model_base_url, api_key_env=api_key_env)
     _run_local(RunOptions(tasks_dir=Path(target), agent=spec, attempts=attempts, concurrency=concurrency,
                           jobs_dir=jobs_dir, job_name=job_name, benchmark=benchmark))
@@ -271,7 +275,8 @@ def push(
             err_console.print(f"skipped {run_.job.name}/{trial}: no result.json (the trial never finished)",
                               markup=False)
         if run_.problem:
-            err_console.print(f"[red]{escape(run_.job.name)}:[/red] {escape(run_.problem)}", highlight=False)
+            err_console.print(f"[red]{escape(run_.job.name)}:[/red] {escape(run_.problem)}", highlight=False,
+                              soft_wrap=True)
             failed = True
     ready = [run_ for run_ in prepared if run_.payload is not None]
     if dry_run:
@@ -300,7 +305,7 @@ def _upload_all(ready: list[Any], base_url: str | None, api_key: str | None) -> 
                 left = len(ready) - int(progress.tasks[bar].completed)
                 progress.stop()
                 err_console.print(f"[red]upload quota spent:[/red] {escape(str(exc))}. {left} run(s) not uploaded.",
-                                  highlight=False)
+                                  highlight=False, soft_wrap=True)
                 return False
             except (ApiError, httpx.HTTPError) as exc:
                 err_console.print(f"[red]{escape(run_.label)}:[/red] upload failed: {escape(str(exc))}",

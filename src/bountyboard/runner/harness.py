@@ -45,9 +45,12 @@ class HarborRun:
     include_tasks: list[str] = field(default_factory=list)  # glob patterns of task names
     exclude_tasks: list[str] = field(default_factory=list)
     n_tasks: int | None = None
+    registry_path: Path | None = None  # a local Harbor registry.json instead of Harbor's own
 
     def command(self, harbor: str = "harbor") -> list[str]:
         args = [harbor, "run", "-d", self.ref, "-a", self.agent]
+        if self.registry_path is not None:
+            args += ["--registry-path", str(self.registry_path)]
         if self.model:
             args += ["-m", self.model]
         if self.environment:

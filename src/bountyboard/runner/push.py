@@ -150,8 +150,14 @@ def _dataset(job: JobDir, trials: list[TrialResult], manifest: Manifest | None) 
 
 
 def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, ``where: what``, without pydantic's input dump and links."""
-    return "; ".join(f"{'.'.join(map(str, error['loc'])) or 'payload'}: {error['msg']}" for error in exc.errors())
+    """The problems on one line, ``where: what``, without pydantic's input dump and links."""
+    parts = []
+    for error in exc.errors():
+        # A validator's own message, without pydantic's "Value error, " in front.
+        message = str(error["ctx"]["error"]) if error["type"] == "value_error" and "ctx" in error else error["msg"]
+        where = ".".join(map(str, error["loc"]))
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
 
 
 def prepare(root: Path, *, benchmark: str | None = None, model: str | None = None,
