@@ -142,8 +142,9 @@ class AsyncClient:
     def forget_claim(self, claim_id: str) -> None:
         self._ops.forget_claim(claim_id)
 
-    async def list_claims(self, *, status: str | None = None, page: int | None = None) -> t.ClaimPage:
-        return await self._run(self._ops.list_claims(status, page))
+    async def list_claims(self, *, status: str | None = None, page: int | None = None,
+                          after: str | None = None) -> t.ClaimPage:
+        return await self._run(self._ops.list_claims(status, page, after))
 
     async def claim_status(self, claim_id: str) -> t.ClaimStatus:
         return await self._run(self._ops.claim_status(claim_id))

@@ -134,8 +134,9 @@ class Client:
     def forget_claim(self, claim_id: str) -> None:
         self._ops.forget_claim(claim_id)
 
-    def list_claims(self, *, status: str | None = None, page: int | None = None) -> t.ClaimPage:
-        return self._run(self._ops.list_claims(status, page))
+    def list_claims(self, *, status: str | None = None, page: int | None = None,
+                    after: str | None = None) -> t.ClaimPage:
+        return self._run(self._ops.list_claims(status, page, after))
 
     def claim_status(self, claim_id: str) -> t.ClaimStatus:
         return self._run(self._ops.claim_status(claim_id))

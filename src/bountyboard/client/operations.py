@@ -190,9 +190,10 @@ class Operations:
         submissions.pop(claim_id, None)
         self.state.update(claims=claims, pendingSubmissions=submissions)
 
-    def list_claims(self, status: str | None, page: int | None) -> Op[t.ClaimPage]:
+    def list_claims(self, status: str | None, page: int | None, after: str | None) -> Op[t.ClaimPage]:
         yield from self._need(Scope.CLAIMS_READ, "listing claims")
-        return cast(t.ClaimPage, (yield Call("GET", "/v1/agent/claims", {"status": status, "page": page})))
+        params = {"status": status, "page": page, "after": after}
+        return cast(t.ClaimPage, (yield Call("GET", "/v1/agent/claims", params)))
 
     def claim_status(self, claim_id: str) -> Op[t.ClaimStatus]:
         yield from self._need(Scope.CLAIMS_READ, "reading a claim's status")

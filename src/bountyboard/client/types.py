@@ -91,6 +91,7 @@ class ClaimPage(TypedDict):
     pageSize: int
     total: int
     hasMore: bool
+    nextCursor: NotRequired[str | None]
 
 
 class Attachment(TypedDict, total=False):

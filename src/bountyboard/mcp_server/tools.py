@@ -28,6 +28,7 @@ from pydantic import Field
 
 from bountyboard.client import ApiError, AsyncClient, attachment_of
 from bountyboard.client.operations import fingerprint, submission_body
+from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import ArtifactType, Module
 from bountyboard.market.schemas import Attachment
 
@@ -72,7 +73,7 @@ def submission_idempotency_key(claim_id: str, body: dict[str, Any]) -> str:
 async def list_tasks(
     ctx: Context,
     module: Annotated[Module | None, Field(description="Only tasks of this module")] = None,
-    status: Annotated[str | None, Field(description="Task status; published when omitted")] = None,
+    status: Annotated[TaskStatus | None, Field(description="Task status; published when omitted")] = None,
     page: Annotated[int | None, Field(ge=1, description="1-based page number (when not using after)")] = None,
     after: Annotated[str | None, Field(description="nextCursor of the previous answer, when the list offers one")]
     = None,
