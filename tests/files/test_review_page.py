@@ -52,6 +52,7 @@ def test_review_page_shows_image_and_audio_and_script_in_files_stays_inert(
     page.goto("/review/?module=arena")
     items = find_in_queue(page, claim_id).get_by_test_id("attachment")
     expect(items).to_have_count(5)
+    items.nth(0).scroll_into_view_if_needed()  # images load lazily, once they come into view
 
     # The PNG is drawn and the WAV loads in a player; the SVG, the HTML page and the PDF are downloads only.
     image = items.nth(0).locator("img")

@@ -152,7 +152,7 @@ async def receive(session: AsyncSession, file_key: str, expires: int, signature:
     with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
         try:
             sha256 = await _checked(upload, body, spool)
-        except Problem:
+        except Exception:  # refused, over the body limit, or the client went away: the slot is spent
             await _discard(session, upload)
             raise
         spool.seek(0)
