@@ -1,7 +1,8 @@
 """Run by Harbor's own Python (.venv-harbor): validate task and job directories with Harbor's models.
 
     python harbor_check.py tasks DIR...   every task directory under DIR (task.toml, via harbor's Task)
-    python harbor_check.py jobs DIR...    each job directory: config, result, lock, and every trial's
+    python harbor_check.py jobs DIR...    each job directory: config, result, lock, and every trial's,
+                                          and what `harbor upload` reads before sending
 
 Prints one JSON object: ``problems`` (empty when Harbor accepts everything) and, per job, the
 stats Harbor computes from the trial results themselves (``Mean`` per eval, ``pass@k``), so the
@@ -24,6 +25,7 @@ from harbor.models.task.task import Task
 from harbor.models.trial.config import TrialConfig
 from harbor.models.trial.result import TrialResult
 from harbor.publisher.packager import Packager
+from harbor.upload.uploader import _load_job_from_disk, _read_trial_lock_for_upload
 from harbor.utils.pass_at_k import compute_pass_at_k_by_evals
 from pydantic import BaseModel
 
@@ -59,7 +61,19 @@ def check_tasks(root: Path) -> dict[str, Any]:
     return digests
 
 
+def check_upload(job_dir: Path) -> None:
+    """What ``harbor upload`` reads before it sends anything: the job's result and config, every
+    trial's result, and every trial's lock (required)."""
+    try:
+        _, _, _, trial_dirs = _load_job_from_disk(job_dir)
+        for trial_dir in trial_dirs.values():
+            _read_trial_lock_for_upload(trial_dir)
+    except Exception as exc:  # any refusal by Harbor is the finding
+        problems.append(f"{job_dir}: harbor upload refuses it: {type(exc).__name__}: {exc}")
+
+
 def check_job(job_dir: Path) -> dict[str, Any]:
+    check_upload(job_dir)
     validate(JobConfig, job_dir / "config.json")
     validate(JobLock, job_dir / "lock.json")
     claimed = validate(JobResult, job_dir / "result.json")

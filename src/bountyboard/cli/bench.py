@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -32,6 +32,9 @@ from bountyboard.runner.registry import (
     Registry,
     RegistryError,
 )
+
+if TYPE_CHECKING:
+    from bountyboard.runner.push import PreparedRun
 
 app = typer.Typer(help="Find benchmarks, pull rows as Harbor tasks, run agents on them and upload the scores.",
                   no_args_is_help=True)
@@ -286,7 +289,7 @@ def push(
     raise typer.Exit(1 if failed else 0)
 
 
-def _upload_all(ready: list[Any], base_url: str | None, api_key: str | None) -> bool:
+def _upload_all(ready: list[PreparedRun], base_url: str | None, api_key: str | None) -> bool:
     """Upload each prepared run, with a progress bar; stop at the first 429. True when all went up."""
     import httpx
 
@@ -317,12 +320,13 @@ def _upload_all(ready: list[Any], base_url: str | None, api_key: str | None) -> 
     return ok
 
 
-def _uploaded_line(run_: Any, answer: dict[str, Any]) -> str:
+def _uploaded_line(run_: PreparedRun, answer: dict[str, Any]) -> str:
     stored = answer.get("run") or {}
     score = stored.get("score")
+    benchmark = stored.get("benchmark") or (run_.payload.benchmark if run_.payload else "?")
     status = "duplicate of" if answer.get("duplicate") else "uploaded as"
     metrics = stored.get("metrics") or {}
     others = ", ".join(f"{key} {value:.3f}" for key, value in metrics.items() if isinstance(value, int | float))
-    return (f"{run_.label} on {run_.payload.benchmark}: {status} {stored.get('id')}, score "
+    return (f"{run_.label} on {benchmark}: {status} {stored.get('id')}, score "
             f"{'-' if score is None else f'{score:.3f}'} ({stored.get('nTrials')} trials, {stored.get('nErrors')} "
             f"errors{f'; means: {others}' if others else ''})")
