@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +25,7 @@ from tests.support.api import BOT_SCOPES, Admin, Bot
 from tests.support.server import LiveServer
 
 skill_server = loop_server_fixture(scope="module")
+SOURCE = Path(__file__).resolve().parents[2] / "src" / "bountyboard"
 
 MARKER = re.compile(r"<!-- example: (?P<name>\S+)(?P<options>[^>]*?)\s*-->\s*"
                     r"```http\n(?P<request>.*?)```\s*```http\n(?P<response>.*?)```", re.S)
@@ -195,3 +197,14 @@ def test_the_replay_notices_a_wrong_example() -> None:
     with pytest.raises(AssertionError):
         same_shape({"data": [{"id": "x", "extra": 1}]}, {"data": [{"id": "y"}]})
     same_shape({"data": [{"id": "x"}]}, {"data": [{"id": "y", "more": 2}]})
+
+
+def test_every_error_code_in_skill_md_is_one_the_service_answers(skill: str) -> None:
+    """The error table names codes the code base raises (a literal somewhere in the package)."""
+    source = "\n".join(path.read_text(encoding="utf-8") for path in SOURCE.rglob("*.py"))
+    table = skill.split("## Errors and what to do", 1)[1].split("\n\n<!--", 1)[0]
+    codes = {code for row in table.splitlines() if row.startswith("| 4") or row.startswith("| 5")
+             for code in re.findall(r"`([a-z_]+)`", row.split("|")[2])}
+    assert {"insufficient_scope", "already_submitted", "idempotency_key_mismatch", "rate_limited"} <= codes
+    for code in codes:
+        assert f'"{code}"' in source, f"{code} is not a code the service answers"
