@@ -12,9 +12,10 @@ exist for that command alone, and trials running at once (or one after another) 
 other's files. The empty mount points are created at the filesystem root once. Uploads and
 downloads are plain copies into and out of the private directory.
 
-This is no sandbox: the agent and verifier run as root on the host, with its network and its
-tools (``python3``, ``bash``); ``environment/Dockerfile`` is not built. It serves tasks whose
-tests need nothing beyond the host, such as the tasks ``bountyboard bench pull`` writes.
+This is no sandbox: the agent and verifier run as root on the host (a task's user is not
+switched to), with its network and its tools (``python3``, ``bash``); ``environment/Dockerfile``
+is not built. It serves tasks whose tests need nothing beyond the host, such as the tasks
+``bountyboard bench pull`` writes.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class HostEnvironment(BaseEnvironment):
         return self._sandbox
 
     def host_path(self, path: str | PurePosixPath) -> Path:
-        """Where an environment path lives on the host; only the four mounted roots exist."""
+        """Where an environment path lives on the host; only the mounted roots exist."""
         posix = PurePosixPath(path)
         parts = posix.parts
         if not posix.is_absolute() or len(parts) < 2 or parts[1] not in MOUNTED_ROOTS or ".." in parts:
@@ -116,6 +117,7 @@ class HostEnvironment(BaseEnvironment):
         timeout_sec: int | None = None,
         user: str | int | None = None,
     ) -> ExecResult:
+        # `user` is not honoured: every command runs as root (see the module's docstring).
         workdir = cwd or self.task_env_config.workdir or "/app"
         process = await asyncio.create_subprocess_exec(
             "unshare", "--mount", "--propagation", "private", "--", "bash", "-c", _NAMESPACE_SCRIPT,
