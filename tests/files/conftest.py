@@ -46,7 +46,8 @@ def files_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     data_dir: Path = tmp_path_factory.mktemp(f"files-{backend}-{storage}")
     env: dict[str, str | None] = {
         "BOUNTYBOARD_SWEEP_INTERVAL_SECONDS": "0.5", "BOUNTYBOARD_UPLOAD_MAX_FILE_BYTES": "300000",
-        "BOUNTYBOARD_UPLOAD_URL_TTL_SECONDS": "300", "BOUNTYBOARD_UPLOAD_UNUSED_TTL_SECONDS": "600",
+        "BOUNTYBOARD_UPLOAD_MAX_CLAIM_BYTES": "700000", "BOUNTYBOARD_UPLOAD_URL_TTL_SECONDS": "300",
+        "BOUNTYBOARD_UPLOAD_UNUSED_TTL_SECONDS": "600",
     }
     prefix = f"server-{next(_prefixes)}"
     if storage == "s3":

@@ -12,6 +12,7 @@ from tests.market.support import Market, claim, eventually, expect_problem, ok, 
 from tests.support.api import Account, Admin, Bot
 
 LIMIT = 300_000  # BOUNTYBOARD_UPLOAD_MAX_FILE_BYTES of these servers (conftest)
+CLAIM_LIMIT = 700_000  # BOUNTYBOARD_UPLOAD_MAX_CLAIM_BYTES
 
 
 def _worker(market: Market) -> tuple[Account, Bot, str, str]:
@@ -162,3 +163,15 @@ def test_only_the_holder_uploads_and_unused_uploads_are_swept(
     files_admin.advance_clock(601)  # past BOUNTYBOARD_UPLOAD_UNUSED_TTL_SECONDS and the slot's URL
     eventually(lambda: files_server.upload_rows(claim_id), [])
     assert not any(unused["fileKey"] in key for key in files_server.stored())
+
+
+def test_the_files_of_one_claim_have_a_total_limit(files_server: FileServer, market: Market) -> None:
+    _publisher, bot, _task_id, claim_id = _worker(market)
+    for _ in range(2):  # slots count as soon as they are opened
+        ok_slot(open_slot(bot.http, claim_id, "part.wav", "audio/wav", b"\0" * LIMIT, with_hash=False))
+    over = b"\0" * (CLAIM_LIMIT - 2 * LIMIT + 1)
+    problem = expect_problem(open_slot(bot.http, claim_id, "part.wav", "audio/wav", over, with_hash=False),
+                             422, "claim_upload_limit")
+    assert (problem["usedBytes"], problem["maxBytes"]) == (2 * LIMIT, CLAIM_LIMIT)
+    assert [row["status"] for row in files_server.upload_rows(claim_id)] == ["pending", "pending"]
+    ok_slot(open_slot(bot.http, claim_id, "part.wav", "audio/wav", over[:-1], with_hash=False))  # exactly the limit
