@@ -1,10 +1,11 @@
 """Benchmark hub over HTTP, as ratios: reads that must stay flat in stored runs, and a large upload
 against the bare floor app echoing the same body (perf/floor.py, started by this script).
 
-Per backend, on a fresh database: the reads (`/v1/bench/reproduced?model=`, the gsm8k leaderboard,
-and both revalidated with If-None-Match) with one stored run of ``--tasks`` tasks, then again after
-``--runs`` runs of that model in all (spread over six benchmarks and two agents); then
-``POST /v1/runs`` with ``--trials`` trials against ``POST /echo`` of a body of the same size.
+Per backend, two servers on fresh databases: one holds one stored run of ``--tasks`` tasks, the other
+``--runs`` runs of that model (spread over six benchmarks and two agents). The reads
+(`/v1/bench/reproduced?model=`, the gsm8k leaderboard, both also revalidated with If-None-Match) are
+timed alternately on the two, so a busy machine slows both alike; then ``POST /v1/runs`` with
+``--trials`` trials alternately with the floor's ``POST /echo`` of a body of the same size.
 
     .venv/bin/python -m perf.benchhub_api [--backend sqlite|postgresql|both] [--runs 150] [--tasks 100]
 """
@@ -12,6 +13,7 @@ and both revalidated with If-None-Match) with one stored run of ``--tasks`` task
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -20,6 +22,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,58 +50,74 @@ def payload(benchmark: str, n_trials: int, seed: int, agent: str = AGENTS[0]) ->
             "bundleSha256": hashlib.sha256(uuid.uuid4().bytes).hexdigest()}
 
 
-def median_ms(call: Callable[[], httpx.Response], rounds: int, expect: int = 200) -> float:
-    """Median milliseconds of ``rounds`` calls, after one warm-up."""
-    assert call().status_code == expect
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        response = call()
-        samples.append((time.perf_counter() - start) * 1000)
-        assert response.status_code == expect, response.text
-    return statistics.median(samples)
+def alternate_ms(calls: list[Callable[[], httpx.Response]], rounds: int, expect: int = 200) -> list[float]:
+    """Median milliseconds of each call, the calls taking turns (after one warm-up each)."""
+    samples: list[list[float]] = [[] for _ in calls]
+    for round_number in range(rounds + 1):
+        for call, timings in zip(calls, samples, strict=True):
+            start = time.perf_counter()
+            response = call()
+            elapsed = (time.perf_counter() - start) * 1000
+            assert response.status_code == expect, response.text
+            if round_number:
+                timings.append(elapsed)
+    return [statistics.median(timings) for timings in samples]
 
 
-def reads(http: httpx.Client, rounds: int) -> dict[str, float]:
-    reproduced = ("/v1/bench/reproduced", {"model": MODEL})
-    board = ("/v1/bench/benchmarks/gsm8k/leaderboard", {})
+READS = {"reproduced": ("/v1/bench/reproduced", {"model": MODEL}),
+         "leaderboard": ("/v1/bench/benchmarks/gsm8k/leaderboard", {})}
+
+
+def reads(one: httpx.Client, many: httpx.Client, rounds: int) -> dict[str, tuple[float, float]]:
     figures = {}
-    for name, (url, params) in (("reproduced", reproduced), ("leaderboard", board)):
-        figures[name] = median_ms(lambda url=url, params=params: http.get(url, params=params), rounds)
-        etag = http.get(url, params=params).headers["etag"]
-        figures[f"{name} (304)"] = median_ms(
-            lambda url=url, params=params, etag=etag: http.get(url, params=params, headers={"If-None-Match": etag}),
-            rounds, 304)
+    for name, (url, params) in READS.items():
+        small, large = alternate_ms([partial(http.get, url, params=params) for http in (one, many)], rounds)
+        figures[name] = (small, large)
+        tags = [http.get(url, params=params).headers["etag"] for http in (one, many)]
+        small, large = alternate_ms(
+            [partial(http.get, url, params=params, headers={"If-None-Match": tag})
+             for http, tag in zip((one, many), tags, strict=True)], rounds, 304)
+        figures[f"{name} (304)"] = (small, large)
     return figures
+
+
+def hub(stack: contextlib.ExitStack, backend: str) -> httpx.Client:
+    data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+    url = stack.enter_context(database_url(backend, data_dir))
+    server = stack.enter_context(LiveServer(data_dir, url, env={"BOUNTYBOARD_RUNS_PER_USER_PER_DAY": "1000000",
+                                                                "BOUNTYBOARD_LOG_LEVEL": "WARNING"}))
+    key = server.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
+    return stack.enter_context(httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {key}"},
+                                            timeout=300))
+
+
+def upload(http: httpx.Client, body: dict[str, Any]) -> None:
+    response = http.post("/v1/runs", json=body)
+    assert response.status_code == 200, response.text
 
 
 def measure(backend: str, floor: Floor, args: argparse.Namespace) -> list[str]:
     lines = []
-    with tempfile.TemporaryDirectory() as tmp, database_url(backend, Path(tmp)) as url, \
-            LiveServer(Path(tmp), url, env={"BOUNTYBOARD_RUNS_PER_USER_PER_DAY": "1000000",
-                                            "BOUNTYBOARD_LOG_LEVEL": "WARNING"}) as server:
-        key = server.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
-        http = httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=300)
-        assert http.post("/v1/runs", json=payload("gsm8k", args.tasks, 0)).status_code == 200
-        one = reads(http, args.rounds)
-        for index in range(1, args.runs):
-            body = payload(BENCHMARKS[index % len(BENCHMARKS)], args.tasks, index, AGENTS[index % len(AGENTS)])
-            response = http.post("/v1/runs", json=body)
-            assert response.status_code == 200, response.text
-        many = reads(http, args.rounds)
-        for name in one:
-            lines.append(f"| {backend} | GET {name}, 1 run -> {args.runs} runs of {args.tasks} tasks | "
-                         f"{one[name]:.1f} -> {many[name]:.1f} ms | {many[name] / one[name]:.2f}x |")
+    with contextlib.ExitStack() as stack:
+        one, many = hub(stack, backend), hub(stack, backend)
+        upload(one, payload("gsm8k", args.tasks, 0))
+        for index in range(args.runs):
+            upload(many, payload(BENCHMARKS[index % len(BENCHMARKS)], args.tasks, index, AGENTS[index % len(AGENTS)]))
+        for name, (small, large) in reads(one, many, args.rounds).items():
+            lines.append(f"| {backend} | GET {name}: 1 run vs {args.runs} runs of {args.tasks} tasks | "
+                         f"{small:.1f} vs {large:.1f} ms | {large / small:.2f}x |")
 
-        bodies = [json.dumps(payload("gsm8k", args.trials, 10_000 + i)).encode() for i in range(args.upload_rounds + 1)]
+        bodies = iter([json.dumps(payload("gsm8k", args.trials, 10_000 + i)).encode()
+                       for i in range(args.upload_rounds + 1)])
+        size = len(json.dumps(payload("gsm8k", args.trials, 0)))
         headers = {"Content-Type": "application/json"}
-        echo = median_ms(lambda: httpx.post(floor.base_url + "/echo", content=bodies[0], headers=headers,
-                                            timeout=300), args.upload_rounds)
-        pending = iter(bodies)
-        upload = median_ms(lambda: http.post("/v1/runs", content=next(pending), headers=headers),
-                           args.upload_rounds)
-        lines.append(f"| {backend} | POST /v1/runs, {args.trials} trials ({len(bodies[0]) // 1024} KiB) vs floor "
-                     f"POST /echo | {upload:.0f} vs {echo:.0f} ms | {upload / echo:.2f}x |")
+        echo_body = json.dumps(payload("gsm8k", args.trials, 0)).encode()
+        echo, stored = alternate_ms([
+            lambda: httpx.post(floor.base_url + "/echo", content=echo_body, headers=headers, timeout=300),
+            lambda: many.post("/v1/runs", content=next(bodies), headers=headers),
+        ], args.upload_rounds)
+        lines.append(f"| {backend} | POST /v1/runs, {args.trials} trials ({size // 1024} KiB) vs floor POST /echo | "
+                     f"{stored:.0f} vs {echo:.0f} ms | {stored / echo:.2f}x |")
     return lines
 
 
