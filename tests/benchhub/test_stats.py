@@ -36,7 +36,7 @@ def test_clustered_variance_by_hand() -> None:
     assert count.estimate.variance == pytest.approx(1 / 48)
     # p(1-p)/var = 0.25 * 48 = 12, capped at the 6 trials a pass/fail run has.
     assert count.estimate.effective_size() == pytest.approx(6)
-    assert count.tally == {"A": [2.0, 3], "B": [0.0, 1], "C": [1.0, 2]}
+    assert count.tally.as_json() == {"sums": {"A": 2.0, "B": 0.0, "C": 1.0}, "trials": {"A": 3, "B": 1, "C": 2}}
 
 
 def test_one_task_has_a_score_but_no_spread() -> None:

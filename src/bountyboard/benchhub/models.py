@@ -57,8 +57,9 @@ class Run(Base):
     n_tasks: Mapped[int] = mapped_column(Integer)
     n_trials: Mapped[int] = mapped_column(Integer)
     n_errors: Mapped[int] = mapped_column(Integer)
-    # {taskId: [sum of the primary reward, trials]} (stats.TaskTally): what pooling runs by task needs.
-    task_tally: Mapped[dict[str, list[float]]] = mapped_column(JSONType)
+    # stats.TaskTally as JSON ({"sums": {taskId: reward sum}, "trials": {taskId: trials}}): what
+    # pooling runs by task needs.
+    task_tally: Mapped[dict[str, Any]] = mapped_column(JSONType)
     trials: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
     claim_value: Mapped[float | None] = mapped_column(Float)
     claim_source_url: Mapped[str | None] = mapped_column(String(2000))
@@ -101,7 +102,7 @@ class Pool(Base):
     n_errors: Mapped[int] = mapped_column(Integer)
     # {key: sum over trials}; divided by n_trials they are the pooled Harbor means.
     metric_sums: Mapped[dict[str, float]] = mapped_column(JSONType)
-    task_tally: Mapped[dict[str, list[float]]] = mapped_column(JSONType)
+    task_tally: Mapped[dict[str, Any]] = mapped_column(JSONType)
     # stats.Moments of task_tally, so estimates need no pass over the tasks.
     n_tasks: Mapped[int] = mapped_column(Integer)
     sum_total: Mapped[float] = mapped_column(Float)

@@ -45,14 +45,14 @@ def _key(run: Run) -> dict[str, Any]:
 
 def _empty(model: str) -> dict[str, Any]:
     return {"model": model, "runs": 0, "submitters": {}, "dataset_refs": {}, "nonbinary_runs": 0, "n_trials": 0,
-            "n_errors": 0, "metric_sums": {}, "task_tally": {}, "n_tasks": 0, "sum_total": 0.0,
+            "n_errors": 0, "metric_sums": {}, "task_tally": stats.TaskTally().as_json(), "n_tasks": 0, "sum_total": 0.0,
             "sum_total_sq": 0.0, "sum_total_x_trials": 0.0, "sum_trials_sq": 0.0, "claim_value": None,
             "claim_source_url": None, "claim_at": None, "last_run_at": None}
 
 
 def _set_tally(pool: Pool, tally: stats.TaskTally) -> None:
     moments = stats.Moments.of(tally)
-    pool.task_tally = tally
+    pool.task_tally = tally.as_json()
     pool.n_tasks = moments.n_tasks
     pool.sum_total, pool.sum_total_sq = moments.total, moments.total_sq
     pool.sum_total_x_trials, pool.sum_trials_sq = moments.total_x_trials, moments.trials_sq
@@ -75,8 +75,8 @@ def add_run(pool: Pool, run: Run) -> None:
     for key, mean in run.metrics.items():
         sums[key] = sums.get(key, 0.0) + mean * run.n_trials
     pool.metric_sums = sums
-    tally = {task: list(cell) for task, cell in pool.task_tally.items()}
-    stats.add_tally(tally, run.task_tally)
+    tally = stats.TaskTally.from_json(pool.task_tally)
+    tally.merge(stats.TaskTally.from_json(run.task_tally))
     _set_tally(pool, tally)
     if run.claim_value is not None and (pool.claim_at is None or run.created_at >= pool.claim_at):
         pool.claim_value, pool.claim_source_url, pool.claim_at = run.claim_value, run.claim_source_url, run.created_at
@@ -128,7 +128,7 @@ def store_count(run: Run, count: stats.RunCount) -> None:
     """Copy a run's counted numbers onto its row."""
     run.primary_metric, run.metrics = count.primary_metric, count.metrics
     run.pass_at_k = {str(k): value for k, value in count.pass_at_k.items()}
-    run.task_tally, run.n_tasks = count.tally, len(count.tally)
+    run.task_tally, run.n_tasks = count.tally.as_json(), len(count.tally)
     run.n_trials, run.n_errors, run.binary = count.n_trials, count.n_errors, count.estimate.binary
     run.score, run.stderr = count.score, count.estimate.stderr
 
@@ -184,15 +184,15 @@ class Measurement:
         return is_calibration(self.agent)
 
 
-def _measure(rows: Sequence[Pool], tally_of: dict[int, stats.TaskTally], metric: stats.MetricRange) -> Measurement:
+def _measure(rows: Sequence[Pool], tally_of: dict[int, dict[str, Any]], metric: stats.MetricRange) -> Measurement:
     if len(rows) == 1:
         row = rows[0]
         moments = stats.Moments(row.n_tasks, float(row.n_trials), row.sum_total, row.sum_total_sq,
                                 row.sum_total_x_trials, row.sum_trials_sq)
     else:
-        merged: stats.TaskTally = {}
+        merged = stats.TaskTally()
         for row in rows:
-            stats.add_tally(merged, tally_of[row.id])
+            merged.merge(stats.TaskTally.from_json(tally_of[row.id]))
         moments = stats.Moments.of(merged)
     latest = max(rows, key=lambda row: row.last_run_at or datetime.min)
     claims = [row for row in rows if row.claim_at is not None]
@@ -226,7 +226,7 @@ async def measurements(session: AsyncSession, conditions: Sequence[ColumnElement
         key = (row.benchmark_slug, row.model_key, row.agent_name, row.dataset_revision, row.primary_metric)
         groups.setdefault(key, []).append(row)
     merging = [row.id for group in groups.values() if len(group) > 1 for row in group]
-    tally_of: dict[int, stats.TaskTally] = {}
+    tally_of: dict[int, dict[str, Any]] = {}
     if merging:
         tally_of = dict((await session.execute(select(Pool.id, Pool.task_tally).where(Pool.id.in_(merging))))
                         .tuples().all())

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from scipy.special import betaincinv
 
@@ -137,11 +138,40 @@ def _task_pass_at_k(n: int, correct: int, k: int) -> float:
 
 # Per-task tallies --------------------------------------------------------------------------------
 
-# {task id: [sum of the primary reward over the task's trials, number of trials]}; an errored trial
-# without rewards adds (0, 1), as in Harbor's mean.
-TaskTally = dict[str, list[float]]
 # Fewer tasks than this and the spread between tasks cannot be estimated.
 MIN_TASKS_FOR_ERROR = 2
+
+
+@dataclass
+class TaskTally:
+    """Per task: the sum of the primary reward over its trials and the number of trials (an errored
+    trial without rewards adds 0 and 1, as in Harbor's mean). Two flat maps rather than a pair per
+    task, so a tally of 10,000 tasks is two objects for the collector, stored as JSON alike."""
+
+    sums: dict[str, float] = field(default_factory=dict)
+    trials: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.trials)
+
+    def add(self, task_id: str, total: float, trials: int) -> None:
+        self.sums[task_id] = self.sums.get(task_id, 0.0) + total
+        self.trials[task_id] = self.trials.get(task_id, 0) + trials
+
+    def merge(self, other: TaskTally) -> None:
+        """Pool another tally in: the same task id is the same cluster."""
+        for task_id, trials in other.trials.items():
+            self.add(task_id, other.sums[task_id], trials)
+
+    def cells(self) -> Iterator[tuple[float, int]]:
+        return ((self.sums[task_id], trials) for task_id, trials in self.trials.items())
+
+    def as_json(self) -> dict[str, Any]:
+        return {"sums": self.sums, "trials": self.trials}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TaskTally:
+        return cls(dict(data.get("sums", {})), dict(data.get("trials", {})))
 
 
 def primary_value(rewards: Rewards | None, key: str) -> float:
@@ -150,22 +180,10 @@ def primary_value(rewards: Rewards | None, key: str) -> float:
 
 
 def task_tally(trials: Iterable[TrialRow], key: str) -> TaskTally:
-    tally: TaskTally = {}
+    tally = TaskTally()
     for task_id, rewards, _ in trials:
-        cell = tally.setdefault(task_id, [0.0, 0])
-        cell[0] += primary_value(rewards, key)
-        cell[1] += 1
+        tally.add(task_id, primary_value(rewards, key), 1)
     return tally
-
-
-def add_tally(into: TaskTally, other: Mapping[str, Sequence[float]], sign: int = 1) -> None:
-    """Pool ``other`` into ``into`` (``sign=-1`` takes it out again); emptied tasks disappear."""
-    for task_id, (total, count) in other.items():
-        cell = into.setdefault(task_id, [0.0, 0])
-        cell[0] += sign * total
-        cell[1] += sign * count
-        if cell[1] <= 0:
-            del into[task_id]
 
 
 @dataclass(frozen=True)
@@ -184,12 +202,12 @@ class Moments:
     trials_sq: float = 0.0
 
     @classmethod
-    def of(cls, tally: Mapping[str, Sequence[float]]) -> Moments:
-        cells = tally.values()  # iterated once per sum: no list of pairs kept alive
+    def of(cls, tally: TaskTally) -> Moments:
+        cells = tally.cells  # iterated once per sum: no list of pairs kept alive
         return cls(
-            n_tasks=sum(1 for _, m in cells if m > 0), trials=math.fsum(m for _, m in cells),
-            total=math.fsum(s for s, _ in cells), total_sq=math.fsum(s * s for s, _ in cells),
-            total_x_trials=math.fsum(s * m for s, m in cells), trials_sq=math.fsum(m * m for _, m in cells),
+            n_tasks=len(tally), trials=math.fsum(m for _, m in cells()),
+            total=math.fsum(s for s, _ in cells()), total_sq=math.fsum(s * s for s, _ in cells()),
+            total_x_trials=math.fsum(s * m for s, m in cells()), trials_sq=math.fsum(m * m for _, m in cells()),
         )
 
     @property
