@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from bountyboard.benchhub.stats import as_harbor_metric
 from tests.conftest import FIXTURES
-from tests.runner.conftest import HOST_ENVIRONMENT, Harbor, Registry, bench, read_json, same_eval_stats
+from tests.runner.conftest import HOST_ENVIRONMENT, HUB_REGISTRY, Harbor, Registry, bench, read_json, same_eval_stats
 from tests.support.api import Admin
 
 # The command agent on the local GSM8K rows ("What is n + 10n?"): an error when n % 3 == 0, the
@@ -63,23 +64,31 @@ def _runs(base_url: str, model: str) -> list[dict[str, Any]]:
     return runs
 
 
-def test_harbor_runs_pulled_tasks_and_the_hub_stores_its_means(harbor: Harbor, admin: Admin, workdir: Path) -> None:
-    """The shipped `arithmetic` rows, pulled through the hub's registry, run by Harbor, pushed back."""
+@pytest.fixture(scope="module")
+def harbor_jobs(harbor: Harbor, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Harbor's jobs on pulled tasks, run once for both backends: the shipped `arithmetic` rows,
+    oracle with two attempts and nop with three."""
+    work = tmp_path_factory.mktemp("harbor-jobs")
+    pulled = bench("pull", "arithmetic", "--n", "4", "--seed", "5", "--registry", str(HUB_REGISTRY),
+                   "--out", str(work / "arithmetic"))
+    assert pulled.exit_code == 0, pulled.output
+    harbor.run(work, "-p", "arithmetic", "-a", "oracle", "-k", "2", "--job-name", "h-oracle")
+    harbor.run(work, "-p", "arithmetic", "-a", "nop", "-m", "none/nop", "-k", "3", "--job-name", "h-nop")
+    harbor.check("jobs", work / "jobs" / "h-oracle", work / "jobs" / "h-nop")
+    return work
+
+
+def test_harbor_runs_pulled_tasks_and_the_hub_stores_its_means(harbor_jobs: Path, admin: Admin) -> None:
     operator = admin.account("operator")
     model = f"test-{uuid.uuid4().hex[:8]}/harbor"
-    pulled = bench("pull", "arithmetic", "--n", "4", "--seed", "5", "--base-url", admin.base_url)
-    assert pulled.exit_code == 0, pulled.output
-    manifest = read_json(workdir / "arithmetic" / "manifest.json")
-    harbor.run(workdir, "-p", "arithmetic", "-a", "oracle", "-k", "2", "--job-name", "h-oracle")
-    harbor.run(workdir, "-p", "arithmetic", "-a", "nop", "-m", f"{model}-nop", "-k", "3", "--job-name", "h-nop")
-    jobs = workdir / "jobs"
-    harbor.check("jobs", jobs / "h-oracle", jobs / "h-nop")
-    for job, reported in (("h-oracle", f"{model}-oracle"), ("h-nop", f"{model}-nop")):
+    manifest = read_json(harbor_jobs / "arithmetic" / "manifest.json")
+    jobs = harbor_jobs / "jobs"
+    for job in ("h-oracle", "h-nop"):
         # No --benchmark: the tasks' manifest names it.
-        pushed = bench("push", str(jobs / job), "--model", reported, "--base-url", admin.base_url,
+        pushed = bench("push", str(jobs / job), "--model", f"{model}-{job}", "--base-url", admin.base_url,
                        "--api-key", operator.key)
         assert pushed.exit_code == 0, pushed.output
-        (run,) = _runs(admin.base_url, reported)
+        (run,) = _runs(admin.base_url, f"{model}-{job}")
         (recorded,) = read_json(jobs / job / "result.json")["stats"]["evals"].values()
         assert run["benchmark"] == "arithmetic"
         assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0]
@@ -91,10 +100,11 @@ def test_harbor_runs_pulled_tasks_and_the_hub_stores_its_means(harbor: Harbor, a
         assert run["score"] == (1.0 if job == "h-oracle" else 0.0)
 
 
-def test_a_harbor_reference_is_handed_to_harbor(harbor: Harbor, admin: Admin, workdir: Path) -> None:
+def test_a_harbor_reference_is_handed_to_harbor(harbor: Harbor, workdir: Path) -> None:
     """``bench run <name>@<rev>`` through the real harbor: a local Harbor registry (Harbor's own is
     not reachable from here) lists the fixture tasks; environment, attempts, concurrency and the task
-    filter are passed on, the job is named after agent, model and time, and push needs no slug."""
+    filter are passed on, the job is named after agent, model and time, and push needs no slug
+    (what the hub makes of Harbor's jobs is the test above)."""
     tasks = workdir / "tasks"
     shutil.copytree(FIXTURES / "harbor" / "tasks", tasks)
     (workdir / "registry.json").write_text(json.dumps([{
@@ -117,9 +127,9 @@ def test_a_harbor_reference_is_handed_to_harbor(harbor: Harbor, admin: Admin, wo
     assert config["environment"]["import_path"] == HOST_ENVIRONMENT
     trials = {read_json(path)["task_name"] for path in job.glob("*/result.json")}
     assert trials == {"demo/hello", "demo/coin"} and len(list(job.glob("*/result.json"))) == 4
-    pushed = bench("push", str(job), "--base-url", admin.base_url)
+    pushed = bench("push", str(job), "--dry-run")
     assert pushed.exit_code == 0, pushed.output
-    (run,) = _runs(admin.base_url, model)
-    (recorded,) = read_json(job / "result.json")["stats"]["evals"].values()
-    assert (run["benchmark"], run["dataset"]["ref"], run["dataset"]["revision"]) == ("hello-world", "demo", "1.0")
-    assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0]
+    (payload,) = json.loads(pushed.stdout)
+    assert (payload["benchmark"], payload["model"], payload["dataset"]) == (
+        "hello-world", model, {"ref": "demo", "revision": "1.0"})
+    assert len(payload["trials"]) == 4
