@@ -299,7 +299,7 @@ def _upload_all(ready: list[PreparedRun], base_url: str | None, api_key: str | N
     ok = True
     with (pushing.UploadTransport(base_url or session.base_url(), api_key or session.api_key()) as transport,
           Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, transient=True, disable=len(ready) < 2) as progress):
+                   console=console, transient=True, disable=len(ready) < 2 or not console.is_terminal) as progress):
         bar = progress.add_task("uploading runs", total=len(ready))
         for run_ in ready:
             try:

@@ -227,18 +227,20 @@ class QuotaExceeded(PushError):
         self.window_seconds = problem.get("windowSeconds")
         self.retry_after = int(problem.get("retryAfter") or 0)
         self.reset_at = now + timedelta(seconds=self.retry_after)
-        limit = (f"{self.limit} uploads per {_duration(int(self.window_seconds))}"
-                 if self.limit is not None and self.window_seconds else "the upload limit")
+        limit = "the upload limit"
+        if self.limit is not None and self.window_seconds:
+            limit = f"{self.limit} upload{'' if self.limit == 1 else 's'} per {_duration(int(self.window_seconds))}"
         super().__init__(f"{limit} reached ({error.detail}); it resets in {_duration(self.retry_after)}, "
                          f"at {self.reset_at:%Y-%m-%d %H:%M:%S} UTC. Push again then, or with an API key "
                          "of a higher limit (--api-key)")
 
 
 def _duration(seconds: int) -> str:
+    """``24 h``, ``5 h 12 min``, ``3 min 20 s``, ``40 s``."""
     hours, rest = divmod(seconds, 3600)
     minutes, seconds = divmod(rest, 60)
     if hours:
-        return f"{hours} h {minutes} min"
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
     return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
 
 
