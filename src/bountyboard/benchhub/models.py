@@ -60,7 +60,9 @@ class Run(Base):
     # stats.TaskTally as JSON ({"sums": {taskId: reward sum}, "trials": {taskId: trials}}): what
     # pooling runs by task needs.
     task_tally: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    trials: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+    # The trials as uploaded, one JSON array kept as text: written once in Rust (pydantic_core) and
+    # read whole by GET /v1/bench/runs/{id}, never queried inside.
+    trials: Mapped[str] = mapped_column(Text)
     claim_value: Mapped[float | None] = mapped_column(Float)
     claim_source_url: Mapped[str | None] = mapped_column(String(2000))
     bundle_sha256: Mapped[str] = mapped_column(String(64), unique=True)

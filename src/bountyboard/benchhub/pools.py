@@ -9,6 +9,7 @@ revisions or primary metrics. Reads use the stored moments and never visit runs.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -145,7 +146,7 @@ def recount_all(session: Session) -> None:
     pools: dict[tuple[Any, ...], Pool] = {}
     for run in runs:
         record = records[run.benchmark_slug]
-        store_count(run, stats.count_run(trial_rows(run.trials), registry_key=record["metric"]["name"],
+        store_count(run, stats.count_run(trial_rows(json.loads(run.trials)), registry_key=record["metric"]["name"],
                                          metric=metric_range(record)))
         if run.retracted_at is not None:
             continue
