@@ -94,13 +94,22 @@ async def _emit_steadily(base_url: str, admin_key: str, operator_id: str, rate: 
                          seconds: float) -> dict[str, float]:
     """Event id -> its timestamp, for ``rate`` emits a second sent on schedule for ``seconds``."""
     sent: dict[str, float] = {}
+    failed = 0
+    # Idle connections are dropped before the server's keep-alive timeout (5 s) could close one under
+    # a request being sent.
+    limits = httpx.Limits(max_connections=64, keepalive_expiry=2)
     async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {admin_key}"},
-                                 limits=httpx.Limits(max_connections=64), timeout=30) as http:
+                                 limits=limits, timeout=30) as http:
 
         async def one() -> None:
-            response = await http.post("/v1/admin/events", json={"type": "claim.reviewed", "count": 1,
-                                                                  "operatorId": operator_id})
-            response.raise_for_status()
+            nonlocal failed
+            try:
+                response = await http.post("/v1/admin/events", json={"type": "claim.reviewed", "count": 1,
+                                                                      "operatorId": operator_id})
+                response.raise_for_status()
+            except httpx.HTTPError:
+                failed += 1
+                return
             event = response.json()["data"][0]
             sent[event["id"]] = datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp()
 
@@ -110,7 +119,8 @@ async def _emit_steadily(base_url: str, admin_key: str, operator_id: str, rate: 
             await asyncio.sleep(max(0.0, started + index / rate - time.perf_counter()))
             pending.append(asyncio.create_task(one()))
         await asyncio.gather(*pending)
-        print(f"  {len(sent)} events emitted in {time.perf_counter() - started:.1f} s")
+        print(f"  {len(sent)} events emitted in {time.perf_counter() - started:.1f} s ({failed} emits failed)",
+              flush=True)
     return sent
 
 
