@@ -55,8 +55,9 @@ async def create_slot(session: AsyncSession, actor: Actor, claim_id: str, body: 
     if body.sizeBytes > settings.upload_max_file_bytes:
         raise Problem(422, "file_too_large", f"A file may have at most {settings.upload_max_file_bytes} bytes; "
                                              f"this one has {body.sizeBytes}.", maxBytes=settings.upload_max_file_bytes)
-    used = await session.scalar(select(func.coalesce(func.sum(Upload.size_bytes), 0))
-                                .where(Upload.claim_id == claim.id)) or 0
+    # int(): PostgreSQL sums integers as numeric.
+    used = int(await session.scalar(select(func.coalesce(func.sum(Upload.size_bytes), 0))
+                                    .where(Upload.claim_id == claim.id)) or 0)
     if used + body.sizeBytes > settings.upload_max_claim_bytes:
         raise Problem(422, "claim_upload_limit",
                       f"The files of one claim may add up to {settings.upload_max_claim_bytes} bytes; "
