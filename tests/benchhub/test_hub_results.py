@@ -148,6 +148,10 @@ def test_leaderboard_entries_are_model_agent_pairs_with_calibration_apart(server
     checks = [(e["rank"], e["agent"], e["calibration"]) for e in board["harnessChecks"]]
     assert sorted(checks) == [(None, "nop", True), (None, "oracle", True)]
     assert board["size"] == 40 and board["includeAnonymous"] is True
+    page = anonymous(server).get(f"/benchhub/{slug}").text
+    measured, _, checks_section = page.partition("Harness check")
+    assert "oracle" in checks_section and "nop" in checks_section and "other-agent" in measured
+    assert "main, v2" in measured and "6 / 40" in measured
 
 
 def test_anonymous_runs_are_labelled_and_can_be_left_out(server: LiveServer, admin: Admin) -> None:

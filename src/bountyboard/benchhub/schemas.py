@@ -145,7 +145,7 @@ class RunUpload(WireModel):
     primaryMetric: RewardKey | None = Field(
         default=None, description="The reward key `score` is the mean of (`bench push --metric KEY`). Default: "
         "the benchmark's metric name when the trials carry it, else `reward`, else the only key.",
-        examples=["accuracy"])
+        examples=["reward"])
     bundleSha256: str = Field(pattern=r"^[0-9a-f]{64}$",
                               description="sha256 of the uploaded job bundle; the same bundle is stored once.")
 
