@@ -33,16 +33,27 @@ PYTHON=$(find_python) || {
 rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/pip" install -q --upgrade pip
-# Harbor's own pins, except one that PyPI cannot satisfy: harbor 0.25.0 asks for
-# certifi>=2026.10.19, and the newest certifi on PyPI is older, so certifi goes unpinned.
-"$VENV/bin/pip" install -q --no-deps "harbor==$HARBOR_VERSION"
-"$VENV/bin/python" - >"$VENV/harbor-requirements.txt" <<'PY'
-from importlib.metadata import requires
-for requirement in requires("harbor") or []:
+# Harbor's declared dependencies with their pins, then Harbor itself without dependencies, except
+# one pin PyPI cannot satisfy: harbor 0.25.0 asks for certifi>=2026.10.19, newer than any certifi
+# released, so certifi goes unpinned. (Harbor last, so pip does not report that pin as a conflict.)
+download=$(mktemp -d)
+trap 'rm -rf "$download"' EXIT
+"$VENV/bin/pip" download -q --no-deps "harbor==$HARBOR_VERSION" -d "$download"
+wheel=$(ls "$download"/harbor-*.whl)
+"$VENV/bin/python" - "$wheel" >"$VENV/harbor-requirements.txt" <<'PY'
+import email
+import sys
+import zipfile
+
+with zipfile.ZipFile(sys.argv[1]) as archive:
+    metadata = next(name for name in archive.namelist() if name.endswith(".dist-info/METADATA"))
+    requirements = email.message_from_bytes(archive.read(metadata)).get_all("Requires-Dist") or []
+for requirement in requirements:
     if "extra ==" not in requirement:
         print("certifi" if requirement.startswith("certifi") else requirement)
 PY
 "$VENV/bin/pip" install -q -r "$VENV/harbor-requirements.txt"
+"$VENV/bin/pip" install -q --no-deps "$wheel"
 # The host-process environment (bountyboard.runner.hostenv) is imported by Harbor from src/.
 site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$PWD/src" >"$site/bountyboard-src.pth"
