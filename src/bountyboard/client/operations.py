@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
+from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.state import StateFile
 from bountyboard.client.transport import ApiError
 from bountyboard.files.content_types import artifact_type_for, guess_mime_type
@@ -76,7 +77,7 @@ FileOp = Generator[Call | PutFile, Any, T]
 Stream = Generator[Call | Sleep | Item[T], Any, None]
 
 
-class MissingScopeError(Exception):
+class MissingScopeError(BountyboardError):
     """The key lacks a scope the caller needs: stop, do not try the operation."""
 
     def __init__(self, missing: Iterable[str], action: str = "this work") -> None:

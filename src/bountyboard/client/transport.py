@@ -22,13 +22,14 @@ from typing import Any
 import httpx
 
 from bountyboard import __version__
+from bountyboard.client.exceptions import BountyboardError
 
 USER_AGENT = f"bountyboard-python/{__version__}"
 # Retry-After is honoured, but a server cannot park a client for longer than this per attempt.
 MAX_RETRY_AFTER_SECONDS = 120.0
 
 
-class ApiError(Exception):
+class ApiError(BountyboardError):
     """A problem+json answer: any 4xx, or a 429/5xx still failing after the last retry."""
 
     def __init__(self, status: int, problem: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES
 from bountyboard.client import types as t
 from bountyboard.client.client import Client
+from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.transport import ApiError
 
 FINAL_REVIEW_STATES = frozenset({"accepted", "rejected", "appeal_upheld", "appeal_denied"})
@@ -43,7 +44,7 @@ class WorkerOptions:
     command_timeout: float | None = None
 
 
-class CommandFailed(Exception):
+class CommandFailed(BountyboardError):
     pass
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from bountyboard import __version__, clock
+from bountyboard.client.exceptions import BountyboardError
 from bountyboard.runner import verifiers
 from bountyboard.runner.registry import Benchmark, HfRowsAdapter
 
@@ -113,7 +114,7 @@ class Manifest(BaseModel):
     tool: str = f"bountyboard {__version__}"
 
 
-class PullError(Exception):
+class PullError(BountyboardError):
     pass
 
 

@@ -22,13 +22,14 @@ from typing import Protocol
 import httpx
 
 from bountyboard import __version__
+from bountyboard.client.exceptions import BountyboardError
 
 AGENT_NAMES = ("oracle", "nop", "command", "openai")
 SYSTEM_PROMPT = ("You are solving one benchmark task. Reply with only the final answer, "
                  "with no explanation and no formatting.")
 
 
-class AgentError(Exception):
+class AgentError(BountyboardError):
     """An agent failed; ``kind`` becomes the trial's exception type."""
 
     def __init__(self, kind: str, message: str) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bountyboard import __version__, clock
+from bountyboard.client.exceptions import BountyboardError
 from bountyboard.runner import verifiers
 from bountyboard.runner.adapters import read_manifest
 from bountyboard.runner.agents import Agent, AgentError, AgentSpec, TaskInput
@@ -56,7 +57,7 @@ from bountyboard.runner.harbor import (
 JOB_RESULT_INTERVAL_SECONDS = 1.0
 
 
-class JobError(Exception):
+class JobError(BountyboardError):
     pass
 
 

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from bountyboard import clock
 from bountyboard.benchhub.schemas import RunUpload
+from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.transport import ApiError, Transport
 from bountyboard.runner.adapters import Manifest, read_manifest
 from bountyboard.runner.harbor import JobDir, TrialResult, find_job_dirs, read_job_dir
@@ -39,7 +40,7 @@ from bountyboard.runner.harbor import JobDir, TrialResult, find_job_dirs, read_j
 NO_REWARD = "NoReward: the verifier finished without writing a reward"
 
 
-class PushError(Exception):
+class PushError(BountyboardError):
     pass
 
 

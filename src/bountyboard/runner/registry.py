@@ -17,13 +17,14 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bountyboard.benchhub.schemas import ExternalHarnessAdapter, HarborNativeAdapter, HarborSection, HfRowsAdapter
+from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.transport import ApiError, Transport
 
 __all__ = ["Benchmark", "ExternalHarnessAdapter", "HarborNativeAdapter", "HfRowsAdapter", "Registry",
            "RegistryError", "RowFields"]
 
 
-class RegistryError(Exception):
+class RegistryError(BountyboardError):
     """The registry could not be read, or holds no such benchmark."""
 
 
