@@ -19,11 +19,15 @@ from bountyboard.mcp_server.server import BountyboardMCP, build_server
 
 
 def stdio_server(base_url: str, api_key: str) -> BountyboardMCP:
+    # One client per identity for the life of the process, so its connections are kept alive between calls.
+    clients: dict[str | None, AsyncClient] = {}
+
     @asynccontextmanager
     async def connect(ctx: Context | None) -> AsyncIterator[AsyncClient]:
         key = api_key if ctx is not None else None
-        async with AsyncClient(base_url, key, state=StateFile(None), check_scopes=False) as client:
-            yield client
+        if key not in clients:
+            clients[key] = AsyncClient(base_url, key, state=StateFile(None), check_scopes=False)
+        yield clients[key]
 
     return build_server(connect, local_files=True)
 
