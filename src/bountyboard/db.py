@@ -158,12 +158,33 @@ def _escalate(session: Session) -> None:
         connection.connection.dbapi_connection.isolation_level = "read_committed"  # type: ignore[union-attr]
 
 
+# Marks the session of a request that may write: its first statement, but for reads marked
+# ``BEFORE_TRANSACTION``, begins its transaction, as if it began with it.
+_WRITING_REQUEST = "bountyboard_writing_request"
+# Execution options of a read that runs before the request's transaction (the key check), so that a
+# transaction, and SQLite's write lock, do not span what the operation does before its first statement.
+_BEFORE_TRANSACTION = "bountyboard_before_transaction"
+BEFORE_TRANSACTION = {_BEFORE_TRANSACTION: True}
+# Marks request sessions: after each commit or rollback they are back to beginning no transaction.
+_REQUEST_SESSION = "bountyboard_request_session"
+
+
 @event.listens_for(Session, "do_orm_execute")
 def _before_locking_statement(state: ORMExecuteState) -> None:
-    if state.session.info.get(_DEFERRED_BEGIN) and (
-            state.is_insert or state.is_update or state.is_delete
-            or (state.is_select and getattr(state.statement, "_for_update_arg", None) is not None)):
-        _escalate(state.session)
+    session = state.session
+    if not session.info.get(_DEFERRED_BEGIN):
+        return
+    if (state.is_insert or state.is_update or state.is_delete
+            or (state.is_select and getattr(state.statement, "_for_update_arg", None) is not None)
+            or (session.info.get(_WRITING_REQUEST) and not state.execution_options.get(_BEFORE_TRANSACTION))):
+        _escalate(session)
+
+
+@event.listens_for(Session, "after_commit")
+@event.listens_for(Session, "after_rollback")
+def _after_transaction(session: Session) -> None:
+    if session.info.get(_REQUEST_SESSION):
+        session.info[_DEFERRED_BEGIN] = True
 
 
 @event.listens_for(Session, "before_flush")
@@ -198,13 +219,14 @@ class Database:
         self.settings = settings
         self.engine = build_engine(settings)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
-        # Sessions of requests that only read: no BEGIN, no COMMIT or ROLLBACK (two round trips fewer
-        # on PostgreSQL, in autocommit; on SQLite no transaction), until they lock or write (_escalate).
+        # Sessions of requests: no BEGIN, COMMIT or ROLLBACK (on PostgreSQL autocommit, on SQLite no
+        # transaction) until they need a transaction (_escalate): two round trips fewer for a read.
         options: dict[str, Any] = {_DEFERRED_BEGIN: True}
         if self.engine.dialect.name == "postgresql":
             options["isolation_level"] = "AUTOCOMMIT"
-        self.read_sessionmaker = async_sessionmaker(self.engine.execution_options(**options),
-                                                    expire_on_commit=False, info={_DEFERRED_BEGIN: True})
+        self.request_sessionmaker = async_sessionmaker(
+            self.engine.execution_options(**options), expire_on_commit=False,
+            info={_DEFERRED_BEGIN: True, _REQUEST_SESSION: True})
 
     @property
     def dialect(self) -> str:
@@ -236,11 +258,13 @@ _request_sessions: ContextVar[list[AsyncSession] | None] = ContextVar("request_s
 
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """FastAPI dependency: one session, and one transaction, per request (authentication included),
-    committed by the service that writes; a GET's never takes SQLite's write lock unless it writes."""
-    database = get_database()
-    sessionmaker = database.read_sessionmaker if request.method in _READ_METHODS else database.sessionmaker
-    async with sessionmaker() as session:
+    """FastAPI dependency: one session, and at most one transaction, per request, committed by the
+    service that writes. Authentication reads before any transaction (``BEFORE_TRANSACTION``); a
+    writing request's transaction begins with its operation's first statement, a reading request's
+    only with a locking read or a write."""
+    async with get_database().request_sessionmaker() as session:
+        if request.method not in _READ_METHODS:
+            session.info[_WRITING_REQUEST] = True
         tracked = _request_sessions.get()
         if tracked is not None:
             tracked.append(session)

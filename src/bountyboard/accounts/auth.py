@@ -23,7 +23,7 @@ from bountyboard.accounts.models import ApiKey, Bot, User
 from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.db import get_database, get_session
+from bountyboard.db import BEFORE_TRANSACTION, get_database, get_session
 from bountyboard.errors import Problem
 from bountyboard.ratelimit import limit_key
 
@@ -94,6 +94,7 @@ async def resolve_key(session: AsyncSession, key: str) -> Actor:
         await session.execute(
             select(ApiKey, User, Bot).join(User, User.id == ApiKey.user_id).outerjoin(Bot, Bot.id == ApiKey.bot_id)
             .where(ApiKey.key_hash == hash_key(key, get_settings().effective_secret_key))
+            .execution_options(**BEFORE_TRANSACTION)
         )
     ).first()
     if row is None:
