@@ -157,7 +157,7 @@ def _summary(runner: JobRunner) -> Table:
     every trial counts (an errored one as 0), one mean per reward key, the primary key first."""
     trials = runner.trials
     stats = eval_stats(trials)
-    key, score = headline(trials)
+    key, score = headline(trials, registry_key=runner.manifest.metric if runner.manifest else None)
     means = harbor_metrics(trial_rows(trials))
     table = Table(title=f"job {runner.job_name}")
     for column in ("benchmark", "agent", "model", "tasks", "trials", "errors", f"mean {key}",

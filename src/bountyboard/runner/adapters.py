@@ -110,6 +110,8 @@ class Manifest(BaseModel):
     rowIds: list[str]
     tasks: list[str]
     verifier: dict[str, Any]
+    metric: str | None = Field(default=None, description="The registry metric's name: the primary reward key "
+                                                          "when the trials carry it.")
     pulledAt: str
     tool: str = f"bountyboard {__version__}"
 
@@ -283,7 +285,8 @@ def pull_rows(benchmark: Benchmark, out: Path, *, n: int, seed: int = 0, split: 
         benchmark=benchmark.slug, benchmarkVersion=benchmark.record.get("version"), dataset=adapter.dataset,
         config=adapter.config, split=split or adapter.split, revision=adapter.revision,
         fingerprint=getattr(rows, "_fingerprint", None), seed=seed, n=len(indices), rowIds=row_ids, tasks=names,
-        verifier=dict(adapter.verifier), pulledAt=clock.rfc3339(clock.now()) or "",
+        verifier=dict(adapter.verifier), metric=(benchmark.record.get("metric") or {}).get("name"),
+        pulledAt=clock.rfc3339(clock.now()) or "",
     )
     (out / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
     return manifest
