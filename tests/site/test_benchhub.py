@@ -16,7 +16,7 @@ from tests.support.server import LiveServer
 def upload(uploader: Account, model: str, rewards: list[float]) -> None:
     """A run uploaded with a fresh account's key (its own daily limit, not the shared per-address one)."""
     body = {
-        "benchmark": "gsm8k", "model": model, "agent": {"name": "oracle", "version": "1"},
+        "benchmark": "gsm8k", "model": model, "agent": {"name": "terminus-2", "version": "1"},
         "harness": {"name": "bountyboard", "version": "0.1.0"}, "dataset": {"ref": "openai/gsm8k", "revision": "main"},
         "trials": [{"taskId": f"gsm8k-{index}", "trialName": f"gsm8k-{index}__t", "rewards": {"reward": reward}}
                    for index, reward in enumerate(rewards)],
