@@ -22,6 +22,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer
 
+from bountyboard import __version__
 from bountyboard.benchhub import stats
 from bountyboard.benchhub.models import Benchmark, Pool, Run
 
@@ -239,5 +240,6 @@ async def fingerprint(session: AsyncSession, conditions: Sequence[ColumnElement[
     count, revisions = (await session.execute(
         select(func.count(), func.coalesce(func.sum(Pool.revision), 0)).where(*conditions))).one()
     records, updated = (await session.execute(select(func.count(), func.max(Benchmark.updated_at)))).one()
-    text = "|".join([str(count), str(revisions), str(records), str(updated), *parts])
+    # The release is part of it: a new counting or decision rule must not be answered with a 304.
+    text = "|".join([__version__, str(count), str(revisions), str(records), str(updated), *parts])
     return '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
