@@ -11,8 +11,9 @@ Run uploads (``POST /v1/runs``) carry whole trial lists, so they get their own, 
 from __future__ import annotations
 
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from bountyboard.asgi import HTTPMiddleware, on_response_start
 from bountyboard.config import get_settings
 from bountyboard.errors import send_problem
 
@@ -50,14 +51,8 @@ def _declared_length(scope: Scope) -> int | None:
     return None
 
 
-class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class BodyLimitMiddleware(HTTPMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = body_limit(scope["method"], scope["path"])
         declared = _declared_length(scope)
         if declared is not None and declared > limit:
@@ -76,13 +71,13 @@ class BodyLimitMiddleware:
                     raise BodyTooLarge(limit)
             return message
 
-        async def tracking_send(message: Message) -> None:
+        def mark_started(message: Message) -> Message:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+            started = True
+            return message
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
+            await self.app(scope, counting_receive, on_response_start(send, mark_started))
         except BodyTooLarge:
             # Raised outside FastAPI's handlers (a middleware that reads the body, such as idempotency).
             if not started:

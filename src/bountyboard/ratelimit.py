@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from bountyboard import clock
+from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
 from bountyboard.config import get_settings
 from bountyboard.errors import Problem
 
@@ -169,25 +170,14 @@ async def limit_key(request: Request, key_id: str) -> None:
     setattr(request.state, _STATE_HEADERS, await enforce(policy, key_id))
 
 
-class RateLimitHeadersMiddleware:
+class RateLimitHeadersMiddleware(HTTPMiddleware):
     """Adds the headers :func:`limit_key` left in the request's state to the answer."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = scope.setdefault("state", {})
 
-        async def send_with_headers(message: Message) -> None:
-            added = state.get(_STATE_HEADERS)
-            if message["type"] == "http.response.start" and added:
-                names = {name.lower().encode() for name in added}
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
-                headers += [(name.lower().encode(), value.encode()) for name, value in added.items()]
-                message = {**message, "headers": headers}
-            await send(message)
+        def add_headers(message: Message) -> Message:
+            added = state.get(_STATE_HEADERS) or {}
+            return with_headers(message, [(name.lower().encode(), value.encode()) for name, value in added.items()])
 
-        await self.app(scope, receive, send_with_headers)
+        await self.app(scope, receive, on_response_start(send, add_headers))

@@ -9,8 +9,9 @@ import logging
 import re
 import time
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
 from bountyboard.config import get_settings
 from bountyboard.errors import request_id_var, send_problem
 from bountyboard.ids import new_id
@@ -26,16 +27,10 @@ def configure_logging() -> None:
     logging.getLogger("bountyboard").setLevel(get_settings().log_level.upper())
 
 
-class RequestIdMiddleware:
+class RequestIdMiddleware(HTTPMiddleware):
     """The outermost middleware: everything inside it, replays and errors included, has the id."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         incoming = next((value for name, value in scope["headers"] if name == b"x-request-id"), b"").decode("latin-1")
         # A caller's id is kept when it is a sane token, so one id can follow a request across services.
         request_id = incoming if _ACCEPTED_ID.match(incoming) else new_id("req")
@@ -43,14 +38,12 @@ class RequestIdMiddleware:
         started = time.perf_counter()
         status = 0
 
-        async def send_with_id(message: Message) -> None:
+        def add_id(message: Message) -> Message:
             nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
-                headers.append((b"x-request-id", request_id.encode()))
-                message = {**message, "headers": headers}
-            await send(message)
+            status = message["status"]
+            return with_headers(message, [(b"x-request-id", request_id.encode())])
+
+        send_with_id = on_response_start(send, add_id)
 
         try:
             await self.app(scope, receive, send_with_id)

@@ -8,8 +8,9 @@ needs its CDN assets and one inline bootstrap script, so it alone gets a wider p
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
+from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
 from bountyboard.config import get_settings
 from bountyboard.files.downloads import FILE_PATH_PREFIX, FILE_POLICY
 
@@ -53,22 +54,8 @@ def _transport_security(scope: Scope) -> list[tuple[bytes, bytes]]:
     return [(b"strict-transport-security", f"max-age={settings.hsts_max_age_seconds}".encode())]
 
 
-class SecurityHeadersMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class SecurityHeadersMiddleware(HTTPMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         policy = _policy(scope["path"]).encode()
         added = [*_COMMON, (b"content-security-policy", policy), *_transport_security(scope)]
-        names = {name for name, _ in added}
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
-                message = {**message, "headers": headers + added}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+        await self.app(scope, receive, on_response_start(send, lambda message: with_headers(message, added)))
