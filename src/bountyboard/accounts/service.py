@@ -56,20 +56,26 @@ async def create_user(
         raise invalid(f"The password must have at least {MIN_PASSWORD_LENGTH} characters.",
                       [{"field": "password", "message": "too short"}])
     email = normalise_email(email)
+    taken = conflict("email_taken", f"An account with the email {email} already exists.")
     if await get_user_by_email(session, email) is not None:
-        raise conflict("email_taken", f"An account with the email {email} already exists.")
+        raise taken
     password_hash = await hash_password_off_loop(password) if password else None
     user = User(
         id=new_id("usr"), email=email, display_name=display_name or email.split("@")[0], role=role.value,
         password_hash=password_hash, created_at=now(),
     )
-    session.add(user)
+    await _insert_unique(session, user, taken)
+    return user
+
+
+async def _insert_unique(session: AsyncSession, row: User | Bot, taken: Problem) -> None:
+    """Add and commit ``row``; breaking a unique constraint (a concurrent twin) answers ``taken``."""
+    session.add(row)
     try:
         await session.commit()
     except IntegrityError as exc:
         await session.rollback()
-        raise conflict("email_taken", f"An account with the email {email} already exists.") from exc
-    return user
+        raise taken from exc
 
 
 async def authenticate_password(session: AsyncSession, email: str, password: str) -> User | None:
@@ -89,12 +95,7 @@ async def create_bot(session: AsyncSession, operator: User, name: str, descripti
                      max_active_claims: int = 1) -> Bot:
     bot = Bot(id=new_id("bot"), operator_id=operator.id, name=name, description=description,
               max_active_claims=max_active_claims, created_at=now())
-    session.add(bot)
-    try:
-        await session.commit()
-    except IntegrityError as exc:
-        await session.rollback()
-        raise conflict("bot_name_taken", f"You already have a bot named {name!r}.") from exc
+    await _insert_unique(session, bot, conflict("bot_name_taken", f"You already have a bot named {name!r}."))
     return bot
 
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, status
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bountyboard.accounts.auth import Actor, require, require_role
-from bountyboard.accounts.scopes import Role, Scope
-from bountyboard.config import get_settings
+from bountyboard.accounts.auth import Actor, require
+from bountyboard.accounts.scopes import Scope
 from bountyboard.db import get_session
-from bountyboard.errors import invalid, not_found, problem_responses
+from bountyboard.errors import invalid, problem_responses
 from bountyboard.events import service, webhooks
 from bountyboard.events.schemas import (
     DeliveryAttemptOut,
@@ -24,7 +22,7 @@ from bountyboard.events.schemas import (
     WebhookWithSecret,
 )
 from bountyboard.events.service import Owner
-from bountyboard.pagination import PAGE_SIZE_MAX, CursorPage, DataList, Page, PageParams, page_params
+from bountyboard.pagination import PAGE_SIZE_MAX, CursorPage, Page, PageParams, page_params
 
 Session = Annotated[AsyncSession, Depends(get_session)]
 Manager = Annotated[Actor, require(Scope.WEBHOOKS_MANAGE)]
@@ -144,33 +142,3 @@ async def redeliver(id: str, dlv: str, session: Session, actor: Manager) -> Deli
     message, event_id = await webhooks.redeliver(session, Owner.of(actor), id, dlv)
     return DeliveryQueued.of(message, event_id)
 
-
-# Test deployments only: create many events at once through the real emit() path.
-
-admin_router = APIRouter(prefix="/v1/admin", tags=["admin"], include_in_schema=False)
-
-
-class EventBurst(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    type: str
-    count: int = Field(default=1, ge=1, le=1000)
-    data: dict[str, Any] = Field(default_factory=dict)
-    botId: str | None = None
-    operatorId: str | None = None
-    publisherId: str | None = None
-
-
-@admin_router.post("/events", response_model=DataList[EventOut])
-async def admin_emit_events(body: EventBurst, session: Session,
-                            actor: Annotated[Actor, require(Scope.ADMIN)]) -> DataList[EventOut]:
-    require_role(actor, Role.ADMIN)
-    if not get_settings().enable_test_clock:
-        raise not_found("route", "/v1/admin/events")
-    if body.type not in service.ALL_KINDS:
-        raise invalid(f"Unknown event type {body.type}.")
-    events = [await service.emit(session, body.type, {**body.data, "n": n}, bot_id=body.botId,
-                                 operator_id=body.operatorId, publisher_id=body.publisherId)
-              for n in range(body.count)]
-    await session.commit()
-    return DataList(data=[EventOut.of(event) for event in events])

@@ -97,21 +97,21 @@ def _harness(job: JobDir) -> dict[str, str]:
 def _task_dirs(job: JobDir, trials: list[TrialResult]) -> list[Path]:
     """Where the job's tasks were, as Harbor recorded them (relative paths are relative to where
     harbor ran, usually the parent of the jobs directory)."""
-    found: list[Path] = []
+    found: dict[Path, None] = {}  # in order, each once: many trials share a task
     for trial in trials:
         path = (trial.config.get("task") or {}).get("path") or (trial.task_id.path if trial.task_id else None)
         if path:
-            found += [Path(path), job.path.parent.parent / path]
-    return found
+            found.update({Path(path): None, job.path.parent.parent / path: None})
+    return list(found)
 
 
 def pulled_manifest(job: JobDir, trials: list[TrialResult]) -> Manifest | None:
     """The manifest ``bench pull`` wrote for the tasks of this job, if they came from it."""
     if job.tag is not None and job.tag.manifest:
         return Manifest.model_validate(job.tag.manifest)
-    for task_dir in _task_dirs(job, trials):
+    for tasks_dir in dict.fromkeys(task_dir.parent for task_dir in _task_dirs(job, trials)):
         try:
-            manifest = read_manifest(task_dir.parent)
+            manifest = read_manifest(tasks_dir)
         except (OSError, ValueError):
             continue
         if manifest is not None:
