@@ -21,7 +21,6 @@ from bountyboard.bodylimit import BodyLimitMiddleware
 from bountyboard.config import get_settings
 from bountyboard.db import get_database, pending_migrations
 from bountyboard.errors import install_handlers, problem_response
-from bountyboard.events.router import admin_router as events_admin_router
 from bountyboard.events.router import router as events_router
 from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.files.router import router as files_router
@@ -36,6 +35,7 @@ from bountyboard.querystrings import QueryStringMiddleware
 from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers
 from bountyboard.requestlog import RequestIdMiddleware, configure_logging
 from bountyboard.site.router import install as install_site
+from bountyboard.testing.router import router as testing_router
 from bountyboard.worker import run_background_jobs
 
 log = logging.getLogger("bountyboard")
@@ -108,10 +108,11 @@ def create_app() -> FastAPI:
     app.include_router(files_router)
     app.include_router(ledger_router)
     app.include_router(events_router)
-    app.include_router(events_admin_router)
     app.include_router(meta_router)
     app.include_router(docs_router)
     app.include_router(benchhub_router)
+    if get_settings().enable_test_clock:  # test deployments only: move the clock, hold, emit
+        app.include_router(testing_router)
     mcp_endpoint.install(app)  # /mcp: the agent loop over the Model Context Protocol
     install_openapi(app)
     # Outermost first: the request id wraps everything, including idempotent replays.

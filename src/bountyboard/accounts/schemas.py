@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, EmailStr, Field
 
 from bountyboard.accounts.scopes import KeyKind, Role, Scope
 
@@ -87,3 +87,17 @@ class CallerIdentity(BaseModel):
     botId: str | None
     keyId: str
     scopes: list[str]
+
+
+class UserCreate(ApiModel):
+    email: EmailStr
+    role: Role = Role.OPERATOR
+    password: str | None = Field(default=None, min_length=10, max_length=200)
+    displayName: str | None = Field(default=None, max_length=120)
+
+
+class AdminKeyCreate(ApiModel):
+    kind: KeyKind = KeyKind.USER
+    botId: str | None = None
+    scopes: list[Scope] = Field(min_length=1)
+    name: str = ""

@@ -13,12 +13,23 @@ from bountyboard.accounts.auth import Actor, last_use
 from bountyboard.accounts.keys import display_prefix, generate_key, hash_key
 from bountyboard.accounts.models import ApiKey, Bot, User
 from bountyboard.accounts.passwords import MIN_PASSWORD_LENGTH, hash_password_off_loop, verify_password_off_loop
-from bountyboard.accounts.schemas import ApiKeyCreated, ApiKeyOut, BotOut, UserOut
+from bountyboard.accounts.schemas import (
+    ActorContext,
+    ApiKeyCreated,
+    ApiKeyOut,
+    BotOut,
+    CallerIdentity,
+    Limits,
+    UserOut,
+)
 from bountyboard.accounts.scopes import KeyKind, Role, Scope, allowed_scopes
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.errors import Problem, conflict, invalid, not_found
 from bountyboard.ids import new_id
+from bountyboard.pagination import PAGE_SIZE_MAX
+
+MAX_ATTACHMENTS = 10  # shown to agents; the market's submission schema enforces it
 
 
 def user_out(user: User) -> UserOut:
@@ -40,6 +51,24 @@ def key_out(key: ApiKey) -> ApiKeyOut:
 
 
 # Users ---------------------------------------------------------------------------------------------
+
+def caller_identity(actor: Actor) -> CallerIdentity:
+    return CallerIdentity(
+        id=actor.bot_id or actor.user_id, actorType=actor.kind, email=actor.user.email,
+        displayName=actor.bot.name if actor.bot else actor.user.display_name, role=actor.role,
+        botId=actor.bot_id, keyId=actor.key_id, scopes=sorted(actor.scopes),
+    )
+
+
+def actor_context(actor: Actor) -> ActorContext:
+    """What an agent may do: its identity, its operator and the limits it works within."""
+    return ActorContext(
+        actorType=actor.kind, keyId=actor.key_id, scopes=sorted(actor.scopes),
+        bot=bot_out(actor.bot) if actor.bot else None, operator=user_out(actor.user),
+        limits=Limits(maxActiveClaims=actor.bot.max_active_claims if actor.bot else 1,
+                      maxAttachments=MAX_ATTACHMENTS, pageSizeMax=PAGE_SIZE_MAX),
+    )
+
 
 def normalise_email(email: str) -> str:
     return email.strip().lower()
@@ -165,6 +194,15 @@ async def create_key_for_actor(session: AsyncSession, actor: Actor, kind: KeyKin
         raise Problem(403, "user_key_required", "Bot keys cannot manage keys; use a user-scoped key.")
     return await issue_key(session, actor.user, kind, scopes, bot_id=bot_id, name=name, expires_at=expires_at,
                            granting_scopes=actor.scopes)
+
+
+async def issue_key_as_admin(session: AsyncSession, admin: Actor, user_id: str, kind: KeyKind,
+                             scopes: list[Scope], bot_id: str | None, name: str) -> ApiKeyCreated:
+    """An admin issues a key to any user; even an admin key grants only scopes it holds itself."""
+    user = await session.get(User, user_id)
+    if user is None:
+        raise not_found("user", user_id)
+    return await issue_key(session, user, kind, scopes, bot_id=bot_id, name=name, granting_scopes=admin.scopes)
 
 
 async def list_keys(session: AsyncSession, user_id: str) -> list[ApiKey]:

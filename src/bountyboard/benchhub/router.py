@@ -12,8 +12,9 @@ from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard import ratelimit
-from bountyboard.accounts.auth import Actor, require, require_optional, require_role
-from bountyboard.accounts.scopes import Role, Scope
+from bountyboard.accounts.auth import Actor, require_optional
+from bountyboard.accounts.dependencies import AdminActor
+from bountyboard.accounts.scopes import Scope
 from bountyboard.benchhub import pools, registry, results, service
 from bountyboard.benchhub.schemas import (
     BenchmarkRecord,
@@ -110,9 +111,7 @@ async def benchmark_leaderboard(slug: str, request: Request, session: Session,
 
 @router.put("/v1/admin/bench/benchmarks/{slug}", summary="Add or replace a benchmark record (admin)",
             response_model=BenchmarkRecord, responses=problem_responses(401, 403))
-async def upsert_benchmark(slug: str, body: BenchmarkRecord, session: Session,
-                           actor: Annotated[Actor, require(Scope.ADMIN)]) -> Response:
-    require_role(actor, Role.ADMIN)
+async def upsert_benchmark(slug: str, body: BenchmarkRecord, session: Session, actor: AdminActor) -> Response:
     record, _ = await service.upsert_benchmark(session, slug, body.model_dump(mode="json", exclude_unset=True))
     return _json(record)
 
@@ -169,9 +168,7 @@ async def get_run(id: str, session: Session) -> RunDetail:
 
 @router.post("/v1/admin/bench/runs/{id}/retract", summary="Retract a run, with a visible reason (admin)",
              response_model=RunOut, responses=problem_responses(401, 403, 404, 409))
-async def retract_run(id: str, body: RetractBody, session: Session,
-                      actor: Annotated[Actor, require(Scope.ADMIN)]) -> RunOut:
-    require_role(actor, Role.ADMIN)
+async def retract_run(id: str, body: RetractBody, session: Session, actor: AdminActor) -> RunOut:
     return await service.retract_run(session, id, body.reason, actor.user_id)
 
 

@@ -200,25 +200,18 @@ def credit(
     memo: Annotated[str, typer.Option(help="A note kept on the ledger entry.")] = "admin deposit",
 ) -> None:
     """Deposit AMOUNT into the balance of the user with EMAIL."""
-    from bountyboard.ledger import router as ledger_routes
-    from bountyboard.ledger.service import to_cents
+    from bountyboard.ledger import service as ledger
 
     upgrade_database()
-    result = run_with_session(lambda session: ledger_routes.credit(session, email, to_cents(amount), memo))
+    result = run_with_session(lambda session: ledger.credit(session, email, ledger.to_cents(amount), memo))
     console.print(f"credited {email}: balance {result.balance:.2f}")
 
 
 @admin_app.command("balance")
 def balance(email: str) -> None:
     """Print the balance of the user with EMAIL (what a publisher can spend, what an operator has earned)."""
-    from bountyboard.ledger import router as ledger_routes
+    from bountyboard.ledger import service as ledger
 
     upgrade_database()
-
-    async def work(session: AsyncSession) -> float:
-        user = await accounts.get_user_by_email(session, email)
-        if user is None:
-            raise Problem(404, "not_found", f"No user with the email {email}.")
-        return (await ledger_routes.balance_of(session, user.id)).balance
-
-    console.print(f"{email}: balance {run_with_session(work):.2f}")
+    result = run_with_session(lambda session: ledger.balance_by_email(session, email))
+    console.print(f"{email}: balance {result.balance:.2f}")

@@ -15,10 +15,13 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bountyboard.accounts import service as accounts
+from bountyboard.accounts.models import User
 from bountyboard.clock import now
 from bountyboard.errors import Problem, invalid
 from bountyboard.ids import new_id
 from bountyboard.ledger.models import LedgerAccount, LedgerEntry
+from bountyboard.ledger.schemas import Balance
 
 DEPOSITS = "external:deposits"
 MAX_AMOUNT_CENTS = 10**13
@@ -123,6 +126,32 @@ async def deposit(session: AsyncSession, user_id: str, amount_cents: int, memo: 
     if amount_cents <= 0:
         raise invalid("amount must be above zero.", [{"field": "amount", "message": "must be above zero"}])
     return await transfer(session, DEPOSITS, user_account(user_id), amount_cents, EntryKind.DEPOSIT, memo=memo)
+
+
+async def balance_of(session: AsyncSession, user_id: str) -> Balance:
+    account = user_account(user_id)
+    cents = await balance(session, account)
+    return Balance(account=account, balance=from_cents(cents), balanceCents=cents)
+
+
+async def _user_by_email(session: AsyncSession, email: str) -> User:
+    user = await accounts.get_user_by_email(session, email)
+    if user is None:
+        raise Problem(404, "not_found", f"No user with the email {email}.")
+    return user
+
+
+async def balance_by_email(session: AsyncSession, email: str) -> Balance:
+    """The balance of the user with ``email`` (``admin balance``)."""
+    return await balance_of(session, (await _user_by_email(session, email)).id)
+
+
+async def credit(session: AsyncSession, email: str, amount_cents: int, memo: str = "admin deposit") -> Balance:
+    """Deposit into the balance of the user with ``email`` (``admin credit`` and ``POST /v1/admin/credit``)."""
+    user = await _user_by_email(session, email)
+    await deposit(session, user.id, amount_cents, memo)
+    await session.commit()
+    return await balance_of(session, user.id)
 
 
 async def contributions(session: AsyncSession, task_id: str) -> dict[str, int]:
