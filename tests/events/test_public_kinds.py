@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
+from bountyboard.events.kinds import MODELS, PUBLIC_KINDS, EventKind
 from tests.events.conftest import Hooks
 from tests.events.helpers import feed, subscribe
 from tests.events.receiver import Receiver
 from tests.market.support import GOOD_CONTENT, Market, claim, ok, submit
 
-PUBLIC = ["task.claimed", "claim.submitted", "claim.reviewed", "appeal.resolved"]
-# The shared payload contract of each kind.
-FIELDS = {
-    "task.claimed": {"taskId", "claimId", "botId", "operatorId", "module", "status", "expiresAt"},
-    "claim.submitted": {"taskId", "claimId", "submissionId", "resultType", "submittedAt", "contentSha256",
-                        "reviewState"},
-    "claim.reviewed": {"taskId", "claimId", "submissionId", "decision", "reviewState", "comment", "score"},
-    "appeal.resolved": {"taskId", "claimId", "appealId", "outcome", "reviewState", "comment"},
-}
+PUBLIC = [kind.value for kind in PUBLIC_KINDS]
 
 
 def test_each_public_kind_arrives_signed_to_bot_and_operator(hooks: Hooks) -> None:
@@ -40,7 +33,9 @@ def test_each_public_kind_arrives_signed_to_bot_and_operator(hooks: Hooks) -> No
         assert [p["type"] for p in payloads] == PUBLIC
         for payload in payloads:
             assert set(payload) == {"type", "timestamp", "data"}
-            assert FIELDS[payload["type"]] <= set(payload["data"]), payload
+            [model] = MODELS[EventKind(payload["type"])]  # the payload contract of the kind
+            assert set(payload["data"]) == set(model.model_fields), payload
+            model.model_validate(payload["data"])
             assert payload["data"]["claimId"] == claim_id and payload["data"]["taskId"] == task["id"]
         assert payloads[2]["data"]["decision"] == "rejected" and payloads[3]["data"]["outcome"] == "upheld"
         polled = feed(bot, types=",".join(PUBLIC))

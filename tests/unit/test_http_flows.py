@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from bountyboard.events.kinds import MODELS, EventKind
 from tests.market.support import GOOD_CONTENT, Market, claim, expect_problem, ok, status, submit, task_of
 from tests.support.api import Account
 
 
 def event_types(account: Account, task_id: str) -> list[str]:
-    """The caller's event feed for one task, in feed order."""
+    """The caller's event feed for one task, in feed order; each payload exactly one model of its kind."""
     page = ok(account.http.get("/v1/agent/events", params={"limit": 100}))
-    return [event["type"] for event in page["data"] if event["data"].get("taskId") == task_id]
+    events = [event for event in page["data"] if event["data"].get("taskId") == task_id]
+    for event in events:
+        shapes = [model for model in MODELS[EventKind(event["type"])] if set(model.model_fields) == set(event["data"])]
+        assert len(shapes) == 1, event
+        shapes[0].model_validate(event["data"])
+    return [event["type"] for event in events]
 
 
 def review(reviewer: Account, claim_id: str, decision: str, **fields: Any) -> dict[str, Any]:

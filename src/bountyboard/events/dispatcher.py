@@ -40,6 +40,7 @@ from bountyboard.config import Settings, get_settings
 from bountyboard.db import Database, get_database
 from bountyboard.events import signing
 from bountyboard.events.destinations import DestinationRefused, PrivateDestination, vet
+from bountyboard.events.kinds import WebhookEndpointDisabledData
 from bountyboard.events.models import Event, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import doorbell, emit, purge_expired_events
 from bountyboard.events.transport import pinned, webhook_client
@@ -355,8 +356,8 @@ async def _disable(session: AsyncSession, endpoint: WebhookEndpoint, reason: str
     endpoint.enabled, endpoint.disabled_reason, endpoint.disabled_at = False, reason, current
     endpoint.updated_at = current
     log.warning("webhook %s disabled: %s", endpoint.id, reason)
-    await emit(session, "webhook.endpoint_disabled",
-               {"webhookId": endpoint.id, "url": endpoint.url, "reason": reason, "disabledAt": rfc3339(current)},
+    await emit(session, WebhookEndpointDisabledData(webhookId=endpoint.id, url=endpoint.url, reason=reason,
+                                                    disabledAt=rfc3339(current)),
                bot_id=endpoint.bot_id, operator_id=endpoint.operator_id)
 
 

@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.scopes import Scope
 from bountyboard.db import get_session
-from bountyboard.errors import invalid, problem_responses
+from bountyboard.errors import ErrorCode, invalid, problem_responses
 from bountyboard.events import service, webhooks
+from bountyboard.events.kinds import ALL_KINDS
 from bountyboard.events.schemas import (
     DeliveryAttemptOut,
     DeliveryQueued,
@@ -36,7 +37,7 @@ def _cursor(value: str | None, name: str) -> int | None:
         return None
     if not value.isascii() or not value.isdigit() or len(value) > 19 or int(value) >= 2**63:
         raise invalid(f"{name} must be a cursor returned as nextCursor by an earlier page.",
-                      errors=[{"field": name, "message": "not a cursor"}], code="invalid_cursor")
+                      errors=[{"field": name, "message": "not a cursor"}], code=ErrorCode.INVALID_CURSOR)
     return int(value)
 
 
@@ -44,9 +45,9 @@ def _types(value: str | None) -> list[str] | None:
     if not value:
         return None
     kinds = [kind.strip() for kind in value.split(",") if kind.strip()]
-    unknown = [kind for kind in kinds if kind not in service.ALL_KINDS]
+    unknown = [kind for kind in kinds if kind not in ALL_KINDS]
     if unknown:
-        raise invalid(f"Unknown event types: {', '.join(unknown)}. Known: {', '.join(service.ALL_KINDS)}.",
+        raise invalid(f"Unknown event types: {', '.join(unknown)}. Known: {', '.join(ALL_KINDS)}.",
                       errors=[{"field": "types", "message": f"unknown type {kind}"} for kind in unknown])
     return kinds
 

@@ -18,18 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from bountyboard.clock import now
+from bountyboard.events.kinds import EventData
 from bountyboard.events.models import Event, EventCounter, WebhookEndpoint, WebhookMessage
 from bountyboard.ids import new_id
-
-# SPEC.md section 6: what subscribers may ask for. Bots may subscribe to every public kind; operators
-# (user-scoped keys) only to the final review-side signals.
-PUBLIC_KINDS: tuple[str, ...] = ("task.claimed", "claim.submitted", "claim.reviewed", "appeal.resolved")
-OPERATOR_KINDS: tuple[str, ...] = ("claim.reviewed", "appeal.resolved")
-INTERNAL_KINDS: tuple[str, ...] = (
-    "task.published", "task.cancelled", "task.closed", "task.expired", "claim.released", "claim.expired",
-    "appeal.opened", "webhook.endpoint_disabled", "webhook.test",
-)
-ALL_KINDS: tuple[str, ...] = PUBLIC_KINDS + INTERNAL_KINDS
 
 
 @dataclass(frozen=True)
@@ -113,6 +104,23 @@ async def _fan_out(session: AsyncSession, event: Event) -> None:
 
 async def emit(
     session: AsyncSession,
+    data: EventData,
+    *,
+    bot_id: str | None = None,
+    operator_id: str | None = None,
+    publisher_id: str | None = None,
+) -> Event:
+    """Record an event of ``data``'s kind inside the caller's transaction (the caller commits).
+
+    The same transaction queues one webhook delivery per enabled subscription that asked for this
+    kind and may see the event, so an event is never stored without its deliveries or the reverse.
+    """
+    return await record(session, data.kind.value, data.model_dump(mode="json"), bot_id=bot_id, operator_id=operator_id,
+                        publisher_id=publisher_id)
+
+
+async def record(
+    session: AsyncSession,
     type: str,
     data: dict[str, Any],
     *,
@@ -120,11 +128,7 @@ async def emit(
     operator_id: str | None = None,
     publisher_id: str | None = None,
 ) -> Event:
-    """Record an event inside the caller's transaction (the caller commits).
-
-    The same transaction queues one webhook delivery per enabled subscription that asked for this
-    kind and may see the event, so an event is never stored without its deliveries or the reverse.
-    """
+    """``emit()`` with an untyped payload: only for the test-only event bursts, whose data is free."""
     event = Event(
         sequence=await _next_sequence(session), id=new_id("evt"), type=type, created_at=now(), data=data,
         bot_id=bot_id, operator_id=operator_id, publisher_id=publisher_id,

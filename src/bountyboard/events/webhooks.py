@@ -13,11 +13,12 @@ from sqlalchemy.orm.attributes import flag_modified
 
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.errors import conflict, invalid, not_found
+from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events import signing
 from bountyboard.events.destinations import DestinationRefused, check_new_destination
+from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS, WebhookTestData
 from bountyboard.events.models import Event, WebhookDelivery, WebhookEndpoint, WebhookMessage
-from bountyboard.events.service import OPERATOR_KINDS, PUBLIC_KINDS, Owner, emit, owned_endpoints, queue_message
+from bountyboard.events.service import Owner, emit, owned_endpoints, queue_message
 from bountyboard.ids import new_id
 
 MAX_ENDPOINTS_PER_OWNER = 20
@@ -37,7 +38,7 @@ def _checked_events(events: list[str], bot_id: str | None) -> list[str]:
         raise invalid(
             f"{who} {', '.join(allowed)}; not allowed: {', '.join(refused)}.",
             errors=[{"field": "events", "message": f"{kind} is not subscribable here"} for kind in refused],
-            code="event_not_subscribable",
+            code=ErrorCode.EVENT_NOT_SUBSCRIBABLE,
         )
     return list(dict.fromkeys(events))
 
@@ -46,7 +47,8 @@ async def _checked_url(url: str) -> str:
     try:
         await check_new_destination(url, allow_private=get_settings().webhook_allow_private)
     except DestinationRefused as exc:
-        raise invalid(str(exc), errors=[{"field": "url", "message": str(exc)}], code="invalid_webhook_url") from exc
+        raise invalid(str(exc), errors=[{"field": "url", "message": str(exc)}],
+                      code=ErrorCode.INVALID_WEBHOOK_URL) from exc
     return url
 
 
@@ -72,7 +74,7 @@ async def create_endpoint(session: AsyncSession, owner: Owner, url: str, events:
     await _checked_url(url)
     count = await session.scalar(select(func.count()).select_from(WebhookEndpoint).where(owned_endpoints(owner)))
     if (count or 0) >= MAX_ENDPOINTS_PER_OWNER:
-        raise conflict("webhook_limit_reached",
+        raise conflict(ErrorCode.WEBHOOK_LIMIT_REACHED,
                        f"At most {MAX_ENDPOINTS_PER_OWNER} webhook subscriptions per owner; delete one first.")
     current = now()
     endpoint = WebhookEndpoint(
@@ -146,8 +148,8 @@ async def send_test_event(session: AsyncSession, owner: Owner, endpoint_id: str)
     """A ``webhook.test`` event queued for this endpoint only."""
     endpoint = await get_endpoint(session, owner, endpoint_id)
     if not endpoint.enabled:
-        raise conflict("webhook_disabled", "The webhook is disabled; enable it (PATCH enabled=true) first.")
-    event = await emit(session, "webhook.test", {"webhookId": endpoint.id, "url": endpoint.url},
+        raise conflict(ErrorCode.WEBHOOK_DISABLED, "The webhook is disabled; enable it (PATCH enabled=true) first.")
+    event = await emit(session, WebhookTestData(webhookId=endpoint.id, url=endpoint.url),
                        bot_id=endpoint.bot_id, operator_id=endpoint.operator_id)
     queue_message(session, endpoint.id, event)
     await session.commit()
@@ -177,7 +179,7 @@ async def redeliver(session: AsyncSession, owner: Owner, endpoint_id: str,
     if attempt is None:
         raise not_found("delivery", delivery_id)
     if not endpoint.enabled:
-        raise conflict("webhook_disabled", "The webhook is disabled; enable it (PATCH enabled=true) first.")
+        raise conflict(ErrorCode.WEBHOOK_DISABLED, "The webhook is disabled; enable it (PATCH enabled=true) first.")
     message = await session.get(WebhookMessage, attempt.message_id, with_for_update=True)
     if message is None:
         raise not_found("delivery", delivery_id)

@@ -13,7 +13,8 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
-from bountyboard.errors import conflict, not_found
+from bountyboard.errors import ErrorCode, conflict, not_found
+from bountyboard.events.kinds import TaskClaimedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
 from bountyboard.market.locks import lock_holder, lock_task, locked_claim
@@ -30,7 +31,7 @@ async def _check_holder_limit(session: AsyncSession, limit: int, holder: ColumnE
     active = int(await session.scalar(select(func.count()).select_from(Claim).where(
         holder, Claim.status == ClaimStatus.ACTIVE.value, Claim.expires_at > current)) or 0)
     if active >= limit:
-        raise conflict("active_claim_limit",
+        raise conflict(ErrorCode.ACTIVE_CLAIM_LIMIT,
                        f"The caller already holds {active} active claim(s); the limit is {limit}. "
                        "Submit or release one first.", activeClaims=active, limit=limit)
 
@@ -41,23 +42,23 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     if task is None or task.status == TaskStatus.DRAFT.value:
         raise not_found("task", task_id)
     if not is_claimable(Module(task.module)):
-        raise conflict("module_not_claimable", "show tasks are a showcase and cannot be claimed.",
+        raise conflict(ErrorCode.MODULE_NOT_CLAIMABLE, "show tasks are a showcase and cannot be claimed.",
                        currentStatus=task.status)
     if task.publisher_id == actor.user_id:
-        raise conflict("own_task", "A publisher cannot claim their own task.", currentStatus=task.status)
+        raise conflict(ErrorCode.OWN_TASK, "A publisher cannot claim their own task.", currentStatus=task.status)
     current = now()
     limit, holder = await lock_holder(session, actor)
     await lapse_task(session, task, current)
     if task.status == TaskStatus.IN_PROGRESS.value:
         await session.commit()
-        raise task_conflict(task, "claim", "no_slot_free")
+        raise task_conflict(task, "claim", ErrorCode.NO_SLOT_FREE)
     if task.status != TaskStatus.PUBLISHED.value:
         raise task_conflict(task, "claim")
     if task.deadline is not None and task.deadline <= current:
-        raise conflict("deadline_passed", f"Task {task.id} passed its deadline.", currentStatus=task.status)
+        raise conflict(ErrorCode.DEADLINE_PASSED, f"Task {task.id} passed its deadline.", currentStatus=task.status)
     await _check_holder_limit(session, limit, holder, current)
     if await session.scalar(select(Claim.id).where(Claim.task_id == task.id, holder, Claim.holds_slot.is_(True))):
-        raise conflict("already_claimed", f"The caller already holds a claim on task {task.id}.",
+        raise conflict(ErrorCode.ALREADY_CLAIMED, f"The caller already holds a claim on task {task.id}.",
                        currentStatus=task.status)
     claim = Claim(
         id=new_id("clm"), task_id=task.id, bot_id=actor.bot_id, operator_id=actor.user_id,
@@ -67,10 +68,10 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     session.add(claim)
     take_slot(task)
     task.updated_at = current
-    await emit(session, "task.claimed", {
-        "taskId": task.id, "claimId": claim.id, "botId": claim.bot_id, "operatorId": claim.operator_id,
-        "module": task.module, "status": claim.status, "expiresAt": rfc3339(claim.expires_at),
-    }, **visibility(task, claim))
+    await emit(session, TaskClaimedData(
+        taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,
+        module=task.module, status=claim.status, expiresAt=rfc3339(claim.expires_at),
+    ), **visibility(task, claim))
     await session.commit()
     return claim
 

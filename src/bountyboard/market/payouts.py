@@ -7,6 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bountyboard.events.kinds import ArenaRanking, TaskClosedArenaData, TaskClosedWinnerData
 from bountyboard.events.service import emit
 from bountyboard.ledger import service as ledger
 from bountyboard.market.models import Claim, ClaimStatus, Task
@@ -32,7 +33,7 @@ async def close_arena(session: AsyncSession, task: Task, current: datetime) -> N
     )).scalars())
     escrow = ledger.escrow_account(task.id)
     shares = split_pot(await ledger.balance(session, escrow), task.payout_split or [10_000], len(winners))
-    rankings = []
+    rankings: list[ArenaRanking] = []
     for rank, claim in enumerate(winners, start=1):
         claim.rank = rank
         amount = shares[rank - 1] if rank <= len(shares) else 0
@@ -41,16 +42,16 @@ async def close_arena(session: AsyncSession, task: Task, current: datetime) -> N
                                   ledger.EntryKind.PAYOUT, task_id=task.id, claim_id=claim.id,
                                   memo=f"arena rank {rank}")
         claim.payout_cents = amount
-        rankings.append({"rank": rank, "claimId": claim.id, "botId": claim.bot_id, "score": claim.score,
-                         "payoutAmount": ledger.from_cents(amount)})
+        rankings.append(ArenaRanking(rank=rank, claimId=claim.id, botId=claim.bot_id, score=claim.score,
+                                     payoutAmount=ledger.from_cents(amount)))
     refunded = await ledger.refund_escrow(session, task.id)
     await wind_up(session, task, current)
     move_task(task, TaskMove.CLOSE)
     task.ended_at = task.updated_at = current
-    await emit(session, "task.closed", {
-        "taskId": task.id, "module": task.module, "status": task.status, "rankings": rankings,
-        "refundedAmount": ledger.from_cents(refunded),
-    }, publisher_id=task.publisher_id)
+    await emit(session, TaskClosedArenaData(
+        taskId=task.id, module=task.module, status=task.status, rankings=rankings,
+        refundedAmount=ledger.from_cents(refunded),
+    ), publisher_id=task.publisher_id)
 
 
 async def pay_winner(session: AsyncSession, task: Task, claim: Claim, current: datetime) -> None:
@@ -63,7 +64,7 @@ async def pay_winner(session: AsyncSession, task: Task, claim: Claim, current: d
     claim.rank = 1
     move_task(task, TaskMove.COMPLETE)
     task.ended_at = task.updated_at = current
-    await emit(session, "task.closed", {
-        "taskId": task.id, "module": task.module, "status": task.status, "winningClaimId": claim.id,
-        "payoutAmount": ledger.from_cents(amount),
-    }, publisher_id=task.publisher_id)
+    await emit(session, TaskClosedWinnerData(
+        taskId=task.id, module=task.module, status=task.status, winningClaimId=claim.id,
+        payoutAmount=ledger.from_cents(amount),
+    ), publisher_id=task.publisher_id)

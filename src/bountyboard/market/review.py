@@ -16,7 +16,8 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import User
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.errors import conflict, invalid, not_found
+from bountyboard.errors import ErrorCode, conflict, invalid, not_found
+from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
 from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, Claim, Submission, Task
@@ -33,7 +34,7 @@ async def _accept(session: AsyncSession, task: Task, claim: Claim, score: float 
     if task.module == Module.ARENA.value and score is None:
         raise invalid("Arena submissions are accepted with a score.",
                       [{"field": "score", "message": "required to accept an arena submission"}],
-                      code="score_required")
+                      code=ErrorCode.SCORE_REQUIRED)
     require_open(task, "accept a claim of")
     move_claim(claim, move)
     claim.score = score
@@ -53,12 +54,12 @@ def _check_ticks(task: Task, decision: ReviewDecision) -> None:
     if ticks is None or len(ticks) != len(task.deliverables):
         raise invalid(f"Tick each of the task's {len(task.deliverables)} deliverables (true or false).",
                       [{"field": "deliverables", "message": f"expected {len(task.deliverables)} ticks"}],
-                      code="deliverables_incomplete")
+                      code=ErrorCode.DELIVERABLES_INCOMPLETE)
     if decision.decision == "accept" and not all(ticks):
         missing = [name for name, done in zip(task.deliverables, ticks, strict=True) if not done]
         raise invalid(f"An exchange submission is accepted only with every deliverable ticked; missing: "
                       f"{', '.join(missing)}.", [{"field": "deliverables", "message": "not all ticked"}],
-                      code="deliverables_incomplete")
+                      code=ErrorCode.DELIVERABLES_INCOMPLETE)
 
 
 async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, decision: ReviewDecision) -> Claim:
@@ -78,11 +79,11 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
         move_claim(claim, ClaimMove.REJECT)
         claim.appeal_deadline = current + timedelta(seconds=get_settings().appeal_window_seconds)
     submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id))
-    await emit(session, "claim.reviewed", {
-        "taskId": task.id, "claimId": claim.id, "submissionId": submission_id,
-        "decision": "accepted" if accepted else "rejected",
-        "reviewState": claim.review_state, "comment": decision.comment, "score": claim.score,
-    }, **visibility(task, claim))
+    await emit(session, ClaimReviewedData(
+        taskId=task.id, claimId=claim.id, submissionId=submission_id,
+        decision="accepted" if accepted else "rejected",
+        reviewState=claim.review_state, comment=decision.comment, score=claim.score,
+    ), **visibility(task, claim))
     await session.commit()
     return claim
 
@@ -92,7 +93,7 @@ async def open_appeal(session: AsyncSession, actor: Actor, claim_id: str, body: 
     task, claim = await operated_claim(session, actor, claim_id)
     await check_claim_now(session, task, claim, ClaimMove.APPEAL)
     if not claim.holds_slot or task.status not in OPEN_TASK_STATUSES:
-        raise claim_conflict(claim, "appeal", "appeal_window_closed")
+        raise claim_conflict(claim, "appeal", ErrorCode.APPEAL_WINDOW_CLOSED)
     bad = [{"field": f"evidenceUrls.{i}", "message": "must be an absolute http(s) URL"}
            for i, url in enumerate(body.evidenceUrls) if not is_http_url(url)]
     if bad:
@@ -102,10 +103,9 @@ async def open_appeal(session: AsyncSession, actor: Actor, claim_id: str, body: 
                     reason=body.reason, evidence_urls=body.evidenceUrls, status="open", created_at=current)
     session.add(appeal)
     move_claim(claim, ClaimMove.APPEAL)
-    await emit(session, "appeal.opened", {
-        "taskId": task.id, "claimId": claim.id, "appealId": appeal.id, "reason": body.reason,
-        "reviewState": claim.review_state,
-    }, **visibility(task, claim))
+    await emit(session, AppealOpenedData(
+        taskId=task.id, claimId=claim.id, appealId=appeal.id, reason=body.reason, reviewState=claim.review_state,
+    ), **visibility(task, claim))
     await session.commit()
     return appeal
 
@@ -119,7 +119,7 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
     appeal = (await session.execute(select(Appeal).where(Appeal.id == appeal_id)
                                     .execution_options(populate_existing=True))).scalar_one()
     if appeal.status != "open":
-        raise conflict("invalid_transition", f"Appeal {appeal.id} is already resolved ({appeal.outcome}).",
+        raise conflict(ErrorCode.INVALID_TRANSITION, f"Appeal {appeal.id} is already resolved ({appeal.outcome}).",
                        currentStatus=appeal.status, outcome=appeal.outcome, reviewState=claim.review_state)
     current = now()
     if body.outcome == "upheld":
@@ -132,9 +132,9 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
     appeal.comment = body.comment
     appeal.resolver_id = reviewer.id
     appeal.resolved_at = current
-    await emit(session, "appeal.resolved", {
-        "taskId": task.id, "claimId": claim.id, "appealId": appeal.id, "outcome": body.outcome,
-        "reviewState": claim.review_state, "comment": body.comment,
-    }, **visibility(task, claim))
+    await emit(session, AppealResolvedData(
+        taskId=task.id, claimId=claim.id, appealId=appeal.id, outcome=body.outcome,
+        reviewState=claim.review_state, comment=body.comment,
+    ), **visibility(task, claim))
     await session.commit()
     return appeal

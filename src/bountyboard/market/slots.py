@@ -13,6 +13,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.clock import now
+from bountyboard.errors import ErrorCode
+from bountyboard.events.kinds import ClaimExpiredData, ClaimReleasedData
 from bountyboard.events.service import emit
 from bountyboard.market.locks import holding_claims
 from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
@@ -52,10 +54,11 @@ async def end_claim(session: AsyncSession, task: Task, claim: Claim, move: Claim
     move_claim(claim, move)
     claim.ended_at = current
     free_slot(task, claim)
-    await emit(session, f"claim.{claim.status}", {
-        "taskId": task.id, "claimId": claim.id, "botId": claim.bot_id, "operatorId": claim.operator_id,
-        "status": claim.status, "module": task.module,
-    }, **visibility(task, claim))
+    payload = ClaimReleasedData if move == ClaimMove.RELEASE else ClaimExpiredData
+    await emit(session, payload(
+        taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,
+        status=claim.status, module=task.module,
+    ), **visibility(task, claim))
 
 
 def ttl_over(claim: Claim, current: datetime) -> bool:
@@ -97,7 +100,8 @@ async def check_claim_now(session: AsyncSession, task: Task, claim: Claim, move:
     if await lapse(session, task, claim, now()):
         await session.commit()
         raise claim_conflict(claim, CLAIM_TRANSITIONS[move].verb,
-                             "claim_expired" if claim.status == ClaimStatus.EXPIRED.value else "appeal_window_closed")
+                             ErrorCode.CLAIM_EXPIRED if claim.status == ClaimStatus.EXPIRED.value
+                             else ErrorCode.APPEAL_WINDOW_CLOSED)
 
 
 async def wind_up(session: AsyncSession, task: Task, current: datetime) -> None:

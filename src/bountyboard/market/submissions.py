@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
-from bountyboard.errors import conflict, invalid
+from bountyboard.errors import ErrorCode, conflict, invalid
+from bountyboard.events.kinds import ClaimSubmittedData
 from bountyboard.events.service import emit
 from bountyboard.files.service import attachments_of
 from bountyboard.ids import new_id
@@ -39,7 +40,7 @@ async def _same_submission(session: AsyncSession, claim: Claim, fingerprint: str
     if existing is None:
         return None
     if existing.fingerprint != fingerprint:
-        raise conflict("already_submitted",
+        raise conflict(ErrorCode.ALREADY_SUBMITTED,
                        f"Claim {claim.id} already has a submission ({existing.id}) with another body; "
                        "a submission is recorded once.", currentStatus=claim.status,
                        reviewState=claim.review_state, submissionId=existing.id)
@@ -51,7 +52,8 @@ def check_submission(task: Task, body: SubmissionBody) -> None:
     errors = submission_errors(Module(task.module), body.resultType.value, body.content,
                                [a.type.value for a in body.attachments], task.rubric)
     if errors:
-        code = "artifact_type_not_allowed" if errors[0]["field"] == "resultType" else "invalid_submission"
+        code = (ErrorCode.ARTIFACT_TYPE_NOT_ALLOWED if errors[0]["field"] == "resultType"
+                else ErrorCode.INVALID_SUBMISSION)
         summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
         raise invalid(f"The submission breaks the rules of this {task.module} task: {summary}", errors, code=code)
 
@@ -76,10 +78,10 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
     session.add(submission)
     move_claim(claim, ClaimMove.SUBMIT)
     claim.submitted_at = current
-    await emit(session, "claim.submitted", {
-        "taskId": task.id, "claimId": claim.id, "submissionId": submission.id, "resultType": submission.result_type,
-        "submittedAt": rfc3339(current), "contentSha256": submission.content_sha256, "reviewState": claim.review_state,
-    }, **visibility(task, claim))
+    await emit(session, ClaimSubmittedData(
+        taskId=task.id, claimId=claim.id, submissionId=submission.id, resultType=submission.result_type,
+        submittedAt=rfc3339(current), contentSha256=submission.content_sha256, reviewState=claim.review_state,
+    ), **visibility(task, claim))
     try:
         await session.commit()
     except IntegrityError:

@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.models import User
 from bountyboard.clock import now
-from bountyboard.errors import conflict, invalid, not_found
+from bountyboard.errors import ErrorCode, conflict, invalid, not_found
+from bountyboard.events.kinds import TaskCancelledData, TaskExpiredData, TaskPublishedData
 from bountyboard.events.service import emit
 from bountyboard.ledger import service as ledger
 from bountyboard.market.locks import lock_task
@@ -38,10 +39,9 @@ async def publish_task(session: AsyncSession, publisher: User, task_id: str) -> 
                               task.bounty_cents, ledger.EntryKind.ESCROW, task_id=task.id, memo="bounty escrow")
     move_task(task, TaskMove.PUBLISH)
     task.published_at = task.updated_at = current
-    await emit(session, "task.published", {
-        "taskId": task.id, "module": task.module, "status": task.status,
-        "bountyAmount": ledger.from_cents(task.bounty_cents),
-    }, publisher_id=task.publisher_id)
+    await emit(session, TaskPublishedData(
+        taskId=task.id, module=task.module, status=task.status, bountyAmount=ledger.from_cents(task.bounty_cents),
+    ), publisher_id=task.publisher_id)
     await session.commit()
     return task
 
@@ -57,7 +57,7 @@ async def pending_reviews(session: AsyncSession, task_id: str) -> int:
 async def _refuse_if_pending(session: AsyncSession, task: Task, action: str) -> None:
     pending = await pending_reviews(session, task.id)
     if pending:
-        raise conflict("reviews_pending",
+        raise conflict(ErrorCode.REVIEWS_PENDING,
                        f"Cannot {action} task {task.id}: {pending} submission(s) or appeal(s) await a decision.",
                        currentStatus=task.status, pendingReviews=pending)
 
@@ -68,10 +68,10 @@ async def end_task(session: AsyncSession, task: Task, move: TaskMove, current: d
     await wind_up(session, task, current)
     move_task(task, move)
     task.ended_at = task.updated_at = current
-    await emit(session, f"task.{task.status}", {
-        "taskId": task.id, "module": task.module, "status": task.status,
-        "refundedAmount": ledger.from_cents(refunded),
-    }, publisher_id=task.publisher_id)
+    payload = TaskCancelledData if move == TaskMove.CANCEL else TaskExpiredData
+    await emit(session, payload(
+        taskId=task.id, module=task.module, status=task.status, refundedAmount=ledger.from_cents(refunded),
+    ), publisher_id=task.publisher_id)
 
 
 async def cancel_task(session: AsyncSession, publisher: User, task_id: str) -> Task:
@@ -87,7 +87,7 @@ async def close_task(session: AsyncSession, publisher: User, task_id: str) -> Ta
     """Close an arena: rank its accepted submissions and pay them by ``payoutSplit``."""
     task = await owned_task(session, publisher, task_id)
     if task.module != Module.ARENA.value:
-        raise conflict("not_arena", f"Only arena tasks are closed; task {task.id} is a {task.module} task.",
+        raise conflict(ErrorCode.NOT_ARENA, f"Only arena tasks are closed; task {task.id} is a {task.module} task.",
                        currentStatus=task.status)
     check_task(task, TaskMove.CLOSE)
     await _refuse_if_pending(session, task, "close")
@@ -102,7 +102,7 @@ async def fund_task(session: AsyncSession, funder: User, task_id: str, amount_ce
     if task is None or task.status == TaskStatus.DRAFT.value:
         raise not_found("task", task_id)
     if task.module != Module.DONATE.value:
-        raise conflict("not_donate", f"Only donate tasks take funding; task {task.id} is a {task.module} task.",
+        raise conflict(ErrorCode.NOT_DONATE, f"Only donate tasks take funding; task {task.id} is a {task.module} task.",
                        currentStatus=task.status)
     require_open(task, "fund")
     if amount_cents <= 0:

@@ -16,7 +16,7 @@ from bountyboard.accounts.keys import KEY_PREFIX
 from bountyboard.accounts.schemas import BotCreate
 from bountyboard.accounts.scopes import AGENT_SCOPES, RECOMMENDED_WORKER_SCOPES, KeyKind, Scope
 from bountyboard.config import get_settings
-from bountyboard.events.service import OPERATOR_KINDS
+from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS
 from bountyboard.idempotency import RETENTION
 from bountyboard.market.modules import ALLOWED_ARTIFACT_TYPES, MAX_CONTENT_CHARS, ArtifactType, Module, is_claimable
 from bountyboard.market.schemas import SubmissionBody
@@ -26,7 +26,6 @@ from bountyboard.mcp_server.tools import TOOLS
 from bountyboard.meta import schemas
 from bountyboard.meta.openapi import AGENT_API_VERSION, HTTP_METHODS, agent_document, benchhub_document
 from bountyboard.meta.rules import submission_rules
-from bountyboard.meta.webhooks import PUBLIC_EVENTS
 from bountyboard.pagination import PAGE_SIZE_MAX
 
 BENCHMARK_SCOPES: tuple[Scope, ...] = (Scope.PROFILE_READ, Scope.RUNS_WRITE)
@@ -171,7 +170,8 @@ def build_manifest(app: FastAPI) -> schemas.AgentManifest:
         modules=modules(),
         workflow=workflow(app),
         events=schemas.EventsInfo(
-            types=list(PUBLIC_EVENTS), operatorSubscribable=list(OPERATOR_KINDS), finalSignals=list(FINAL_SIGNALS),
+            types=[kind.value for kind in PUBLIC_KINDS],
+            operatorSubscribable=[kind.value for kind in OPERATOR_KINDS], finalSignals=list(FINAL_SIGNALS),
             poll=endpoint("GET", EVENTS_PATH), subscribe=endpoint("POST", WEBHOOKS_PATH),
             signatureScheme="standard-webhooks",
         ),

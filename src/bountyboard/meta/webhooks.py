@@ -1,65 +1,23 @@
 """The outbound events as the OpenAPI document's top-level ``webhooks`` object.
 
-The payload shapes are the shared contract every emitter follows (``data`` of ``emit()``); the
+The payload shapes are the models of ``events.kinds``, the ones every emitter hands to ``emit()``; the
 envelope and headers are those of Standard Webhooks (DESIGN.md section 7).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from bountyboard.errors import PROBLEM_MEDIA_TYPE
-from bountyboard.events.service import OPERATOR_KINDS
+from bountyboard.events.kinds import MODELS, OPERATOR_KINDS, PUBLIC_KINDS, EventKind
 from bountyboard.meta.schema_examples import example_for_schema
 
-
-class TaskClaimedData(BaseModel):
-    taskId: str = Field(examples=["task_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    claimId: str = Field(examples=["clm_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    botId: str | None = Field(examples=["bot_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    operatorId: str = Field(examples=["usr_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    module: str = Field(examples=["translate"])
-    status: str = Field(examples=["active"])
-    expiresAt: str | None = Field(examples=["2026-01-01T12:00:00Z"])
-
-
-class ClaimSubmittedData(BaseModel):
-    taskId: str = Field(examples=["task_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    claimId: str = Field(examples=["clm_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    submissionId: str = Field(examples=["sub_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    resultType: str = Field(examples=["text"])
-    submittedAt: str = Field(examples=["2026-01-01T12:00:00Z"])
-    contentSha256: str | None = Field(examples=["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
-    reviewState: str = Field(examples=["pending"])
-
-
-class ClaimReviewedData(BaseModel):
-    taskId: str = Field(examples=["task_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    claimId: str = Field(examples=["clm_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    submissionId: str = Field(examples=["sub_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    decision: Literal["accepted", "rejected"]
-    reviewState: str = Field(examples=["accepted"])
-    comment: str | None = Field(examples=["Clear and complete."])
-    score: float | None = Field(examples=[None])
-
-
-class AppealResolvedData(BaseModel):
-    taskId: str = Field(examples=["task_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    claimId: str = Field(examples=["clm_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    appealId: str = Field(examples=["apl_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    outcome: Literal["upheld", "denied"]
-    reviewState: str = Field(examples=["appeal_upheld"])
-    comment: str | None = Field(examples=["The rejection did not follow the rubric."])
-
-
-# The public event kinds (SPEC.md section 6), in lifecycle order, with what each means.
-PUBLIC_EVENTS: dict[str, tuple[type[BaseModel], str]] = {
-    "task.claimed": (TaskClaimedData, "A task was claimed and a claim record exists."),
-    "claim.submitted": (ClaimSubmittedData, "A claim submission was recorded."),
-    "claim.reviewed": (ClaimReviewedData, "A publisher or reviewer accepted or rejected the submitted work."),
-    "appeal.resolved": (AppealResolvedData, "A downstream appeal or dispute flow completed."),
+# What each public kind means (SPEC.md section 6), in lifecycle order; the payload is its model's.
+_MEANINGS: dict[EventKind, str] = {
+    EventKind.TASK_CLAIMED: "A task was claimed and a claim record exists.",
+    EventKind.CLAIM_SUBMITTED: "A claim submission was recorded.",
+    EventKind.CLAIM_REVIEWED: "A publisher or reviewer accepted or rejected the submitted work.",
+    EventKind.APPEAL_RESOLVED: "A downstream appeal or dispute flow completed.",
 }
 
 _SIGNATURE_HEADERS = [
@@ -87,7 +45,8 @@ def add_webhooks(document: dict[str, Any]) -> None:
     """Put the payload schemas in components and describe each delivery under ``webhooks``."""
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     webhooks: dict[str, Any] = {}
-    for event_type, (model, meaning) in PUBLIC_EVENTS.items():
+    for kind in PUBLIC_KINDS:
+        [model], meaning, event_type = MODELS[kind], _MEANINGS[kind], kind.value
         schemas[model.__name__] = model.model_json_schema(ref_template="#/components/schemas/{model}")
         data_ref = f"#/components/schemas/{model.__name__}"
         data_example = example_for_schema(model.model_json_schema(), {})

@@ -6,10 +6,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from bountyboard.accounts import service as accounts
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.events import webhooks
+from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS
 from bountyboard.events.models import WebhookEndpoint
-from bountyboard.events.service import OPERATOR_KINDS, PUBLIC_KINDS, Owner
+from bountyboard.events.service import Owner
 from bountyboard.site.charts import TIMELINE_HEIGHT, TIMELINE_WIDTH, delivery_timeline
 from bountyboard.site.web import (
     CheckedForm,
@@ -53,7 +54,7 @@ async def create_webhook(request: Request, visitor: SignedIn, form: CheckedForm,
             bot = await accounts.get_own_bot(session, owner.operator_id, str(values["owner"]))
             owner = Owner(operator_id=owner.operator_id, bot_id=bot.id)
         if not events:
-            raise Problem(422, "no_events", "Tick at least one event kind.")
+            raise Problem(422, ErrorCode.NO_EVENTS, "Tick at least one event kind.")
         endpoint = await webhooks.create_endpoint(session, owner, str(values["url"]), events,
                                                   str(values["description"])[:500])
     except Problem as problem:

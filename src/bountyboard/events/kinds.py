@@ -1,0 +1,197 @@
+"""The event kinds and the one typed payload (``data``, camelCase) of each.
+
+Every emitter builds one of these models and hands it to ``emit()``; the OpenAPI ``webhooks`` object,
+docs/webhooks.md (checked by a test) and the tests read the same models, so a payload is written once.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+_TASK = "task_01jd2k3m4n5p6q7r8s9t0v1w2x"
+_CLAIM = "clm_01jd2k3m4n5p6q7r8s9t0v1w2x"
+_SUBMISSION = "sub_01jd2k3m4n5p6q7r8s9t0v1w2x"
+_TIME = "2026-01-01T12:00:00Z"
+
+
+class EventKind(StrEnum):
+    TASK_CLAIMED = "task.claimed"
+    CLAIM_SUBMITTED = "claim.submitted"
+    CLAIM_REVIEWED = "claim.reviewed"
+    APPEAL_RESOLVED = "appeal.resolved"
+    TASK_PUBLISHED = "task.published"
+    TASK_CANCELLED = "task.cancelled"
+    TASK_CLOSED = "task.closed"
+    TASK_EXPIRED = "task.expired"
+    CLAIM_RELEASED = "claim.released"
+    CLAIM_EXPIRED = "claim.expired"
+    APPEAL_OPENED = "appeal.opened"
+    WEBHOOK_ENDPOINT_DISABLED = "webhook.endpoint_disabled"
+    WEBHOOK_TEST = "webhook.test"
+
+
+# SPEC.md section 6: what subscribers may ask for. Bots may subscribe to every public kind; operators
+# (user-scoped keys) only to the final review-side signals.
+PUBLIC_KINDS: tuple[EventKind, ...] = (EventKind.TASK_CLAIMED, EventKind.CLAIM_SUBMITTED, EventKind.CLAIM_REVIEWED,
+                                       EventKind.APPEAL_RESOLVED)
+OPERATOR_KINDS: tuple[EventKind, ...] = (EventKind.CLAIM_REVIEWED, EventKind.APPEAL_RESOLVED)
+INTERNAL_KINDS: tuple[EventKind, ...] = tuple(kind for kind in EventKind if kind not in PUBLIC_KINDS)
+ALL_KINDS: tuple[EventKind, ...] = tuple(EventKind)
+
+# The payload models of each kind, filled as the models below are defined.
+MODELS: dict[EventKind, list[type[EventData]]] = {}
+
+
+class EventData(BaseModel):
+    """The ``data`` of one event kind; subclasses name their kind."""
+
+    kind: ClassVar[EventKind]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            MODELS.setdefault(cls.kind, []).append(cls)
+
+
+class TaskClaimedData(EventData):
+    kind = EventKind.TASK_CLAIMED
+    taskId: str = Field(examples=[_TASK])
+    claimId: str = Field(examples=[_CLAIM])
+    botId: str | None = Field(examples=["bot_01jd2k3m4n5p6q7r8s9t0v1w2x"])
+    operatorId: str = Field(examples=["usr_01jd2k3m4n5p6q7r8s9t0v1w2x"])
+    module: str = Field(examples=["translate"])
+    status: str = Field(examples=["active"])
+    expiresAt: str | None = Field(examples=[_TIME])
+
+
+class ClaimSubmittedData(EventData):
+    kind = EventKind.CLAIM_SUBMITTED
+    taskId: str = Field(examples=[_TASK])
+    claimId: str = Field(examples=[_CLAIM])
+    submissionId: str = Field(examples=[_SUBMISSION])
+    resultType: str = Field(examples=["text"])
+    submittedAt: str = Field(examples=[_TIME])
+    contentSha256: str | None = Field(examples=["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
+    reviewState: str = Field(examples=["pending"])
+
+
+class ClaimReviewedData(EventData):
+    kind = EventKind.CLAIM_REVIEWED
+    taskId: str = Field(examples=[_TASK])
+    claimId: str = Field(examples=[_CLAIM])
+    submissionId: str = Field(examples=[_SUBMISSION])
+    decision: Literal["accepted", "rejected"]
+    reviewState: str = Field(examples=["accepted"])
+    comment: str | None = Field(examples=["Clear and complete."])
+    score: float | None = Field(examples=[None])
+
+
+class AppealResolvedData(EventData):
+    kind = EventKind.APPEAL_RESOLVED
+    taskId: str = Field(examples=[_TASK])
+    claimId: str = Field(examples=[_CLAIM])
+    appealId: str = Field(examples=["apl_01jd2k3m4n5p6q7r8s9t0v1w2x"])
+    outcome: Literal["upheld", "denied"]
+    reviewState: str = Field(examples=["appeal_upheld"])
+    comment: str | None = Field(examples=["The rejection did not follow the rubric."])
+
+
+class TaskPublishedData(EventData):
+    kind = EventKind.TASK_PUBLISHED
+    taskId: str
+    module: str
+    status: str
+    bountyAmount: float
+
+
+class _TaskEndedData(EventData):
+    """A task cancelled or expired before completion: the escrow went back to the publisher."""
+
+    taskId: str
+    module: str
+    status: str
+    refundedAmount: float
+
+
+class TaskCancelledData(_TaskEndedData):
+    kind = EventKind.TASK_CANCELLED
+
+
+class TaskExpiredData(_TaskEndedData):
+    kind = EventKind.TASK_EXPIRED
+
+
+class ArenaRanking(BaseModel):
+    rank: int
+    claimId: str
+    botId: str | None
+    score: float | None
+    payoutAmount: float
+
+
+class TaskClosedArenaData(EventData):
+    """An arena task closed: accepted submissions ranked and paid, the rest of the escrow refunded."""
+
+    kind = EventKind.TASK_CLOSED
+    taskId: str
+    module: str
+    status: str
+    rankings: list[ArenaRanking]
+    refundedAmount: float
+
+
+class TaskClosedWinnerData(EventData):
+    """A single-winner task closed: the accepted claim's operator was paid the whole escrow."""
+
+    kind = EventKind.TASK_CLOSED
+    taskId: str
+    module: str
+    status: str
+    winningClaimId: str
+    payoutAmount: float
+
+
+class _ClaimEndedData(EventData):
+    """A claim that ended without a decision: its slot is free again."""
+
+    taskId: str
+    claimId: str
+    botId: str | None
+    operatorId: str
+    status: str
+    module: str
+
+
+class ClaimReleasedData(_ClaimEndedData):
+    kind = EventKind.CLAIM_RELEASED
+
+
+class ClaimExpiredData(_ClaimEndedData):
+    kind = EventKind.CLAIM_EXPIRED
+
+
+class AppealOpenedData(EventData):
+    kind = EventKind.APPEAL_OPENED
+    taskId: str
+    claimId: str
+    appealId: str
+    reason: str
+    reviewState: str
+
+
+class WebhookEndpointDisabledData(EventData):
+    kind = EventKind.WEBHOOK_ENDPOINT_DISABLED
+    webhookId: str
+    url: str
+    reason: str
+    disabledAt: str | None
+
+
+class WebhookTestData(EventData):
+    kind = EventKind.WEBHOOK_TEST
+    webhookId: str
+    url: str
+

@@ -1,0 +1,44 @@
+"""One model per event kind: every kind has one, and docs/webhooks.md lists the models' fields."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+from bountyboard.events.kinds import ALL_KINDS, MODELS, PUBLIC_KINDS, EventData, EventKind
+
+WEBHOOKS_DOC = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
+
+
+def _literal_values(model: type[EventData]) -> set[str]:
+    return {str(value) for field in model.model_fields.values()
+            if typing.get_origin(field.annotation) is typing.Literal for value in typing.get_args(field.annotation)}
+
+
+def _documented_names(text: str) -> set[str]:
+    return {name for quoted in re.findall(r"`([^`]*)`", text) for name in re.findall(r"[A-Za-z0-9]+", quoted)}
+
+
+def test_every_kind_has_a_model_and_the_public_kinds_lead() -> None:
+    assert set(MODELS) == set(EventKind)
+    assert ALL_KINDS[:len(PUBLIC_KINDS)] == PUBLIC_KINDS
+    for kind, models in MODELS.items():
+        assert all(model.kind is kind for model in models)
+
+
+def test_the_documented_public_payloads_are_the_models() -> None:
+    doc = WEBHOOKS_DOC.read_text()
+    for kind in PUBLIC_KINDS:
+        [row] = [line for line in doc.splitlines() if line.startswith(f"| `{kind.value}` |")]
+        data_column = row.split("|")[3]
+        [model] = MODELS[kind]
+        assert _documented_names(data_column) - _literal_values(model) == set(model.model_fields), kind
+
+
+def test_the_documented_webhook_payloads_are_the_models() -> None:
+    doc = " ".join(WEBHOOKS_DOC.read_text().split())
+    for kind in (EventKind.WEBHOOK_ENDPOINT_DISABLED, EventKind.WEBHOOK_TEST):
+        [listed] = re.findall(rf"`{re.escape(kind.value)}` \((`[^)]*`)\)", doc)
+        [model] = MODELS[kind]
+        assert _documented_names(listed) == set(model.model_fields), kind
