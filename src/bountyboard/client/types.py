@@ -49,8 +49,22 @@ class Task(TypedDict):
     currentClaims: int
     nextAction: str
     allowedArtifactTypes: list[ArtifactType]
-    maxClaims: NotRequired[int]
-    deadline: NotRequired[str | None]
+    maxClaims: int
+    deadline: str | None
+    claimTtlSeconds: int
+    deliverables: list[str]
+    repositoryUrl: str | None
+    sourceLanguage: str | None
+    targetLanguage: str | None
+    rubric: dict[str, Any] | None
+    targetClaimId: str | None
+    payoutSplit: list[float] | None
+    escrowStatus: str
+    escrowAmount: float
+    publisherId: str
+    createdAt: str
+    publishedAt: str | None
+    endedAt: str | None
 
 
 class TaskPage(TypedDict):
@@ -59,7 +73,7 @@ class TaskPage(TypedDict):
     pageSize: int
     total: int
     hasMore: bool
-    nextCursor: NotRequired[str | None]
+    nextCursor: str | None
 
 
 class ClaimCreated(TypedDict):
@@ -78,11 +92,19 @@ class ClaimStatus(TypedDict):
     submittedAt: str | None
     nextAction: str
     reviewState: str
-    module: NotRequired[str]
-    expiresAt: NotRequired[str | None]
-    submissionId: NotRequired[str | None]
-    reviewComment: NotRequired[str | None]
-    score: NotRequired[float | None]
+    module: str
+    expiresAt: str | None
+    submissionId: str | None
+    reviewComment: str | None
+    score: float | None
+    botId: str | None
+    operatorId: str
+    claimedAt: str
+    deliverables: list[bool] | None
+    appealDeadline: str | None
+    appealId: str | None
+    rank: int | None
+    payoutAmount: float
 
 
 class ClaimPage(TypedDict):
@@ -91,15 +113,15 @@ class ClaimPage(TypedDict):
     pageSize: int
     total: int
     hasMore: bool
-    nextCursor: NotRequired[str | None]
+    nextCursor: str | None
 
 
-class Attachment(TypedDict, total=False):
+class Attachment(TypedDict):
     type: ArtifactType
-    fileKey: str
-    fileName: str
-    mimeType: str
-    sizeBytes: int
+    fileKey: NotRequired[str | None]
+    fileName: NotRequired[str | None]
+    mimeType: NotRequired[str | None]
+    sizeBytes: NotRequired[int | None]
 
 
 class Upload(TypedDict):
@@ -157,5 +179,11 @@ class Webhook(TypedDict):
     events: list[str]
     description: str
     enabled: bool
+    disabledReason: str | None
+    disabledAt: str | None
+    botId: str | None
+    operatorId: str
+    previousSecretExpiresAt: str | None
     createdAt: str
+    updatedAt: str
     secret: NotRequired[str]
