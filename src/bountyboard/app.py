@@ -20,7 +20,7 @@ from bountyboard.benchhub.router import router as benchhub_router
 from bountyboard.bodylimit import BodyLimitMiddleware
 from bountyboard.config import get_settings
 from bountyboard.db import get_database, pending_migrations
-from bountyboard.errors import install_handlers, problem_response
+from bountyboard.errors import ErrorCode, Problem, install_handlers, problem_response
 from bountyboard.events.router import router as events_router
 from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.files.router import router as files_router
@@ -39,6 +39,10 @@ from bountyboard.testing.router import router as testing_router
 from bountyboard.worker import run_background_jobs
 
 log = logging.getLogger("bountyboard")
+
+
+def _not_ready(code: ErrorCode, detail: str) -> JSONResponse:
+    return problem_response(None, Problem(503, code, detail), instance="/readyz")
 API_TITLE = "bountyboard agent API"
 API_VERSION = "1.0.0"
 
@@ -88,15 +92,12 @@ def create_app() -> FastAPI:
                 applied = {row[0] for row in rows}
         except Exception:  # any database failure means "not ready", never a 500
             log.warning("readiness check: database unreachable", exc_info=True)
-            return problem_response(None, 503, "database_unreachable", "The database is not reachable.",
-                                    instance="/readyz")
+            return _not_ready(ErrorCode.DATABASE_UNREACHABLE, "The database is not reachable.")
         pending = pending_migrations(applied)
         if pending:
-            return problem_response(None, 503, "migrations_pending",
-                                    f"Migrations not applied: {', '.join(sorted(pending))}.", instance="/readyz")
+            return _not_ready(ErrorCode.MIGRATIONS_PENDING, f"Migrations not applied: {', '.join(sorted(pending))}.")
         if get_settings().redis_url and not await storage_answers():
-            return problem_response(None, 503, "redis_unreachable", "Redis (BOUNTYBOARD_REDIS_URL) does not answer.",
-                                    instance="/readyz")
+            return _not_ready(ErrorCode.REDIS_UNREACHABLE, "Redis (BOUNTYBOARD_REDIS_URL) does not answer.")
         return JSONResponse({"status": "ready", "database": get_database().dialect})
 
     app.include_router(agent_router)

@@ -15,7 +15,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from bountyboard.asgi import HTTPMiddleware, on_response_start
 from bountyboard.config import get_settings
-from bountyboard.errors import send_problem
+from bountyboard.errors import ErrorCode, send_problem
 
 
 class BodyTooLarge(HTTPException):
@@ -86,4 +86,4 @@ class BodyLimitMiddleware(HTTPMiddleware):
 
 async def _refuse(send: Send, scope: Scope, limit: int) -> None:
     # Closing the connection spares the server from draining a body it refused.
-    await send_problem(send, scope, 413, "payload_too_large", _detail(limit), headers={"Connection": "close"})
+    await send_problem(send, scope, 413, ErrorCode.PAYLOAD_TOO_LARGE, _detail(limit), headers={"Connection": "close"})

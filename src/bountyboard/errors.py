@@ -21,6 +21,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import Scope, Send
 
+from bountyboard.error_codes import ErrorCode
+
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://bountyboard.dev/problems/"
 
@@ -47,12 +49,12 @@ class ProblemDetail(BaseModel):
 
 
 class Problem(Exception):
-    """An error answered to the client. ``code`` is stable snake_case; ``extra`` adds fields."""
+    """An error answered to the client. ``code`` comes from the catalogue; ``extra`` adds fields."""
 
     def __init__(
         self,
         status: int,
-        code: str,
+        code: ErrorCode,
         detail: str,
         *,
         title: str | None = None,
@@ -71,20 +73,21 @@ class Problem(Exception):
 
 
 def not_found(what: str, identifier: str) -> Problem:
-    return Problem(404, "not_found", f"No {what} with id {identifier!r} exists for this caller.")
+    return Problem(404, ErrorCode.NOT_FOUND, f"No {what} with id {identifier!r} exists for this caller.")
 
 
-def conflict(code: str, detail: str, **extra: Any) -> Problem:
+def conflict(code: ErrorCode, detail: str, **extra: Any) -> Problem:
     return Problem(409, code, detail, **extra)
 
 
-def invalid(detail: str, errors: list[dict[str, str]] | None = None, code: str = "invalid_request") -> Problem:
+def invalid(detail: str, errors: list[dict[str, str]] | None = None,
+            code: ErrorCode = ErrorCode.INVALID_REQUEST) -> Problem:
     return Problem(422, code, detail, errors=errors)
 
 
 def problem_body(
     status: int,
-    code: str,
+    code: ErrorCode,
     detail: str,
     instance: str,
     *,
@@ -107,25 +110,16 @@ def problem_body(
     return body
 
 
-def problem_response(
-    request: Request | None,
-    status: int,
-    code: str,
-    detail: str,
-    *,
-    title: str | None = None,
-    errors: list[dict[str, str]] | None = None,
-    headers: dict[str, str] | None = None,
-    instance: str | None = None,
-    **extra: Any,
-) -> JSONResponse:
+def problem_response(request: Request | None, problem: Problem, *, instance: str | None = None) -> JSONResponse:
+    """The answer to ``problem``; ``instance`` defaults to the request's path."""
     if instance is None:
         instance = request.url.path if request else ""
-    body = problem_body(status, code, detail, instance, title=title, errors=errors, **extra)
-    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
+    body = problem_body(problem.status, problem.code, problem.detail, instance, title=problem.title,
+                        errors=problem.errors, **problem.extra)
+    return JSONResponse(body, status_code=problem.status, headers=problem.headers, media_type=PROBLEM_MEDIA_TYPE)
 
 
-async def send_problem(send: Send, scope: Scope, status: int, code: str, detail: str, *,
+async def send_problem(send: Send, scope: Scope, status: int, code: ErrorCode, detail: str, *,
                        headers: dict[str, str] | None = None, **extra: Any) -> None:
     """Answer a problem from an ASGI middleware (outside FastAPI's exception handlers)."""
     body = json.dumps(problem_body(status, code, detail, scope.get("path", ""), **extra)).encode()
@@ -157,16 +151,16 @@ def _field_name(location: tuple[Any, ...]) -> str:
 
 
 _HTTP_CODES = {
-    400: "bad_request",
-    401: "unauthenticated",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    406: "not_acceptable",
-    409: "conflict",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    429: "rate_limited",
+    400: ErrorCode.BAD_REQUEST,
+    401: ErrorCode.UNAUTHENTICATED,
+    403: ErrorCode.FORBIDDEN,
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    406: ErrorCode.NOT_ACCEPTABLE,
+    409: ErrorCode.CONFLICT,
+    413: ErrorCode.PAYLOAD_TOO_LARGE,
+    415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    429: ErrorCode.RATE_LIMITED,
 }
 
 
@@ -179,22 +173,19 @@ def _allowed_methods(request: Request) -> list[str]:
 def install_handlers(app: FastAPI) -> None:
     @app.exception_handler(Problem)
     async def _problem(request: Request, exc: Problem) -> JSONResponse:
-        return problem_response(
-            request, exc.status, exc.code, exc.detail, title=exc.title, errors=exc.errors,
-            headers=exc.headers, **exc.extra,
-        )
+        return problem_response(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [{"field": _field_name(tuple(e.get("loc", ()))), "message": str(e.get("msg", ""))}
                   for e in exc.errors()]
         summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
-        return problem_response(request, 422, "validation_failed", f"The request is not valid: {summary}",
-                                errors=errors)
+        return problem_response(request, Problem(422, ErrorCode.VALIDATION_FAILED,
+                                                 f"The request is not valid: {summary}", errors=errors))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        code = _HTTP_CODES.get(exc.status_code, ErrorCode.HTTP_ERROR)
         detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
         if exc.status_code == 404 and detail == "Not Found":
             detail = f"No route matches {request.method} {request.url.path}."
@@ -203,14 +194,14 @@ def install_handlers(app: FastAPI) -> None:
             detail = f"{request.method} is not allowed on {request.url.path}."
             # Starlette names only the first matching route's methods; list every route's of the path.
             headers = {**(headers or {}), "Allow": ", ".join(_allowed_methods(request))}
-        return problem_response(request, exc.status_code, code, detail, headers=headers)
+        return problem_response(request, Problem(exc.status_code, code, detail, headers=headers))
 
     async def _bad_value(request: Request, exc: Exception) -> JSONResponse:
         if not is_bad_value(exc):
             raise exc  # an unexpected error: answered as a 500 by the request-id middleware
-        return problem_response(request, 422, "unstorable_value",
-                                "The request holds a value that cannot be stored (a NUL character or a number "
-                                "out of range).")
+        return problem_response(request, Problem(
+            422, ErrorCode.UNSTORABLE_VALUE,
+            "The request holds a value that cannot be stored (a NUL character or a number out of range)."))
 
     app.add_exception_handler(DBAPIError, _bad_value)
     app.add_exception_handler(OverflowError, _bad_value)

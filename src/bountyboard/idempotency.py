@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from bountyboard import crypto
 from bountyboard.clock import now
 from bountyboard.db import Base, JSONType, UTCDateTime, get_database, request_sessions
-from bountyboard.errors import Problem, send_problem
+from bountyboard.errors import ErrorCode, Problem, send_problem
 
 HEADER = b"idempotency-key"
 REPLAYED_HEADER = b"idempotent-replayed"
@@ -143,7 +143,7 @@ class IdempotencyMiddleware:
             return
         key = raw_key.decode("latin-1").strip()
         if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
-            await send_problem(send, scope, 400, "invalid_idempotency_key",
+            await send_problem(send, scope, 400, ErrorCode.INVALID_IDEMPOTENCY_KEY,
                                f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters.")
             return
 
@@ -166,18 +166,18 @@ class IdempotencyMiddleware:
                 await send_problem(send, scope, problem.status, problem.code, problem.detail, headers=problem.headers)
                 return
         if outcome == "mismatch":
-            await send_problem(send, scope, 422, "idempotency_key_mismatch",
+            await send_problem(send, scope, 422, ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
                                "This Idempotency-Key was used with a different request body. Use a new key.")
             return
         if outcome == "in_use":
-            await send_problem(send, scope, 409, "idempotency_key_in_use",
+            await send_problem(send, scope, 409, ErrorCode.IDEMPOTENCY_KEY_IN_USE,
                                "A request with this Idempotency-Key is still being processed. Retry later.")
             return
         if outcome == "replay" and record is not None:
             try:
                 kept_body = crypto.decrypt(crypto.IDEMPOTENT_ANSWER, record.body or b"")
             except crypto.InvalidToken:  # kept under another server secret: the answer cannot be given again
-                await send_problem(send, scope, 409, "idempotency_key_expired",
+                await send_problem(send, scope, 409, ErrorCode.IDEMPOTENCY_KEY_EXPIRED,
                                    "The answer kept for this Idempotency-Key is no longer readable. Use a new key.")
                 return
             replay_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in record.headers or []]

@@ -15,7 +15,7 @@ from sqlalchemy import and_, or_
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.clock import as_utc
-from bountyboard.errors import invalid
+from bountyboard.errors import ErrorCode, invalid
 
 T = TypeVar("T")
 
@@ -90,13 +90,14 @@ class Cursor(BaseModel):
     def decode(cls, cursor: str, params: PageParams) -> Cursor:
         if params.page != 1:
             raise invalid("Use either page or after, not both.",
-                          [{"field": "after", "message": "only with page 1"}], code="invalid_cursor")
+                          [{"field": "after", "message": "only with page 1"}], code=ErrorCode.INVALID_CURSOR)
         try:
             at, key = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
             return cls(at=as_utc(datetime.fromisoformat(at)), id=str(key))
         except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
             raise invalid("after is not a cursor this list gave (use its nextCursor).",
-                          [{"field": "after", "message": "not a cursor of this list"}], code="invalid_cursor") from None
+                          [{"field": "after", "message": "not a cursor of this list"}],
+                          code=ErrorCode.INVALID_CURSOR) from None
 
     def before(self, at: Any, id_: Any) -> ColumnElement[bool]:
         """Rows after this cursor in a newest-first (``at`` desc, ``id`` desc) order."""

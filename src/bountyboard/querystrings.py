@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bountyboard.errors import send_problem
+from bountyboard.errors import ErrorCode, send_problem
 
 
 def query_errors(raw: bytes) -> list[dict[str, str]]:
@@ -32,7 +32,7 @@ class QueryStringMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and (errors := query_errors(scope.get("query_string", b""))):
             summary = "; ".join(f"{error['field']}: {error['message']}" for error in errors[:5])
-            await send_problem(send, scope, 422, "validation_failed", f"The request is not valid: {summary}",
+            await send_problem(send, scope, 422, ErrorCode.VALIDATION_FAILED, f"The request is not valid: {summary}",
                                errors=errors)
             return
         await self.app(scope, receive, send)

@@ -27,7 +27,7 @@ from starlette.types import Message, Receive, Scope, Send
 from bountyboard import clock
 from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
 from bountyboard.config import get_settings
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def _refusal(policy: RatePolicy, usage: _Usage) -> Problem:
     headers = {**_headers(policy, usage), "Retry-After": str(wait)}
     headers["RateLimit"] = f'"{policy.name}";r=0;t={wait}'
     return Problem(
-        429, "rate_limited",
+        429, ErrorCode.RATE_LIMITED,
         f"Rate limit {policy.name} reached: at most {policy.limit} requests per {policy.window_seconds} s. "
         f"Retry after {wait} s.",
         headers=headers, limit=policy.limit, windowSeconds=policy.window_seconds, retryAfter=wait,

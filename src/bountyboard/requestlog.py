@@ -13,7 +13,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
 from bountyboard.config import get_settings
-from bountyboard.errors import request_id_var, send_problem
+from bountyboard.errors import ErrorCode, request_id_var, send_problem
 from bountyboard.ids import new_id
 
 log = logging.getLogger("bountyboard.access")
@@ -50,7 +50,7 @@ class RequestIdMiddleware(HTTPMiddleware):
         except Exception:
             error_log.exception("unhandled error request_id=%s %s %s", request_id, scope["method"], scope["path"])
             if status == 0:
-                await send_problem(send_with_id, scope, 500, "internal_error",
+                await send_problem(send_with_id, scope, 500, ErrorCode.INTERNAL_ERROR,
                                    "The server failed to answer this request. Quote the requestId when reporting it.")
         finally:
             log.info("%s %s %s %.1fms request_id=%s", scope["method"], scope["path"], status,

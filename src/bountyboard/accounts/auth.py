@@ -24,7 +24,7 @@ from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.db import BEFORE_TRANSACTION, get_database, get_session
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ratelimit import limit_key
 
 BEARER_SCHEME = "bearerAuth"
@@ -68,18 +68,18 @@ class Actor:
         return scope in self.scopes
 
 
-def _unauthorized(detail: str, error: str | None = "invalid_token") -> Problem:
+def _unauthorized(detail: str, error: ErrorCode | None = ErrorCode.INVALID_TOKEN) -> Problem:
     challenge = 'Bearer realm="bountyboard"'
     if error:
         challenge += f', error="{error}", error_description="{detail}"'
-    return Problem(401, "unauthenticated" if error is None else error, detail,
+    return Problem(401, ErrorCode.UNAUTHENTICATED if error is None else error, detail,
                    headers={"WWW-Authenticate": challenge})
 
 
 def insufficient_scope(missing: list[str]) -> Problem:
     scope = " ".join(missing)
     return Problem(
-        403, "insufficient_scope",
+        403, ErrorCode.INSUFFICIENT_SCOPE,
         f"This operation needs the scope {scope}, which the API key does not carry.",
         headers={"WWW-Authenticate": f'Bearer realm="bountyboard", error="insufficient_scope", scope="{scope}"'},
         requiredScopes=missing,
@@ -156,7 +156,7 @@ async def authenticate_header(session: AsyncSession, authorization: str) -> Acto
     """The actor behind an ``Authorization`` header value (for callers outside FastAPI's dependencies)."""
     scheme, _, key = authorization.strip().partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
-        raise _unauthorized("The Authorization header must be: Bearer svc-...", error="invalid_request")
+        raise _unauthorized("The Authorization header must be: Bearer svc-...", error=ErrorCode.INVALID_REQUEST)
     return await resolve_key(session, key.strip())
 
 
@@ -168,7 +168,7 @@ async def authenticated(
 ) -> Actor:
     if credentials is None:
         if request.headers.get("authorization"):
-            raise _unauthorized("The Authorization header must be: Bearer svc-...", error="invalid_request")
+            raise _unauthorized("The Authorization header must be: Bearer svc-...", error=ErrorCode.INVALID_REQUEST)
         raise _unauthorized("This operation needs an API key: send Authorization: Bearer svc-...", error=None)
     actor = await resolve_key(session, credentials.credentials)
     missing = [scope for scope in security_scopes.scopes if scope not in actor.scopes]
@@ -201,10 +201,10 @@ def require_optional(*scopes: Scope) -> Any:
 
 def require_user_key(actor: Actor, action: str) -> None:
     if actor.kind is not KeyKind.USER:
-        raise Problem(403, "user_key_required", f"{action} needs a user-scoped key; bot keys cannot do it.")
+        raise Problem(403, ErrorCode.USER_KEY_REQUIRED, f"{action} needs a user-scoped key; bot keys cannot do it.")
 
 
 def require_role(actor: Actor, *roles: Role) -> None:
     if actor.role not in roles and actor.role is not Role.ADMIN:
         names = ", ".join(role.value for role in roles)
-        raise Problem(403, "role_required", f"This operation is for accounts with the role {names}.")
+        raise Problem(403, ErrorCode.ROLE_REQUIRED, f"This operation is for accounts with the role {names}.")

@@ -25,7 +25,7 @@ from bountyboard.accounts.schemas import (
 from bountyboard.accounts.scopes import KeyKind, Role, Scope, allowed_scopes
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
-from bountyboard.errors import Problem, conflict, invalid, not_found
+from bountyboard.errors import ErrorCode, Problem, conflict, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.pagination import PAGE_SIZE_MAX
 
@@ -85,7 +85,7 @@ async def create_user(
         raise invalid(f"The password must have at least {MIN_PASSWORD_LENGTH} characters.",
                       [{"field": "password", "message": "too short"}])
     email = normalise_email(email)
-    taken = conflict("email_taken", f"An account with the email {email} already exists.")
+    taken = conflict(ErrorCode.EMAIL_TAKEN, f"An account with the email {email} already exists.")
     if await get_user_by_email(session, email) is not None:
         raise taken
     password_hash = await hash_password_off_loop(password) if password else None
@@ -124,7 +124,7 @@ async def create_bot(session: AsyncSession, operator: User, name: str, descripti
                      max_active_claims: int = 1) -> Bot:
     bot = Bot(id=new_id("bot"), operator_id=operator.id, name=name, description=description,
               max_active_claims=max_active_claims, created_at=now())
-    await _insert_unique(session, bot, conflict("bot_name_taken", f"You already have a bot named {name!r}."))
+    await _insert_unique(session, bot, conflict(ErrorCode.BOT_NAME_TAKEN, f"You already have a bot named {name!r}."))
     return bot
 
 
@@ -158,13 +158,13 @@ async def issue_key(
     permitted = allowed_scopes(Role(owner.role), kind)
     not_for_kind = [scope.value for scope in requested if scope not in permitted]
     if not_for_kind:
-        raise Problem(403, "scope_not_allowed",
+        raise Problem(403, ErrorCode.SCOPE_NOT_ALLOWED,
                       f"A {kind.value} key of a {owner.role} cannot carry: {', '.join(not_for_kind)}.",
                       requiredScopes=not_for_kind)
     if granting_scopes is not None:
         escalated = [scope.value for scope in requested if scope.value not in granting_scopes]
         if escalated:
-            raise Problem(403, "scope_escalation",
+            raise Problem(403, ErrorCode.SCOPE_ESCALATION,
                           f"A key cannot create a key with scopes it lacks: {', '.join(escalated)}.",
                           requiredScopes=escalated)
     if kind is KeyKind.BOT:
@@ -191,7 +191,7 @@ async def issue_key(
 async def create_key_for_actor(session: AsyncSession, actor: Actor, kind: KeyKind, scopes: list[Scope],
                                bot_id: str | None, name: str, expires_at: datetime | None) -> ApiKeyCreated:
     if actor.kind is KeyKind.BOT:
-        raise Problem(403, "user_key_required", "Bot keys cannot manage keys; use a user-scoped key.")
+        raise Problem(403, ErrorCode.USER_KEY_REQUIRED, "Bot keys cannot manage keys; use a user-scoped key.")
     return await issue_key(session, actor.user, kind, scopes, bot_id=bot_id, name=name, expires_at=expires_at,
                            granting_scopes=actor.scopes)
 

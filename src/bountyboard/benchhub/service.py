@@ -44,7 +44,7 @@ from bountyboard.benchhub.schemas import (
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.db import get_database
-from bountyboard.errors import conflict, invalid, not_found
+from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.pagination import PageParams
 
@@ -140,7 +140,8 @@ async def upsert_benchmark(session: AsyncSession, slug: str, record: dict[str, A
         raise invalid("The record's slug must match the path.", [{"field": "slug", "message": f"expected {slug!r}"}])
     errors = registry.record_errors(record)
     if errors:
-        raise invalid("The benchmark record does not follow the registry schema.", errors, code="invalid_benchmark")
+        raise invalid("The benchmark record does not follow the registry schema.", errors,
+                      code=ErrorCode.INVALID_BENCHMARK)
     await ensure_registry(session)
     current = now()
     existing = await session.get(Benchmark, slug)
@@ -155,7 +156,8 @@ async def upsert_benchmark(session: AsyncSession, slug: str, record: dict[str, A
         await session.commit()
     except IntegrityError as exc:
         await session.rollback()
-        raise conflict("benchmark_conflict", f"The benchmark {slug!r} was written at the same time; retry.") from exc
+        raise conflict(ErrorCode.BENCHMARK_CONFLICT,
+                       f"The benchmark {slug!r} was written at the same time; retry.") from exc
     return record, existing is None
 
 
@@ -271,7 +273,7 @@ def _count(upload: RunUpload, record: dict[str, Any]) -> stats.RunCount:
                                 metric=pools.metric_range(record))
     except stats.AmbiguousPrimaryKeyError as exc:
         raise invalid(f"No primary metric: {exc}.", [{"field": "primaryMetric", "message": str(exc)}],
-                      code="ambiguous_metric") from exc
+                      code=ErrorCode.AMBIGUOUS_METRIC) from exc
     low, high = metric["min"], metric["max"]
     errors: list[dict[str, str]] = []
     key = count.primary_metric
@@ -284,7 +286,7 @@ def _count(upload: RunUpload, record: dict[str, Any]) -> stats.RunCount:
     if errors:
         shown = errors[:_MAX_REPORTED_ERRORS]
         raise invalid(f"{len(errors)} value(s) are impossible for {record['slug']}: {shown[0]['message']}.",
-                      shown, code="impossible_score")
+                      shown, code=ErrorCode.IMPOSSIBLE_SCORE)
     return count
 
 
@@ -298,7 +300,7 @@ async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploade
     benchmark = await session.get(Benchmark, upload.benchmark)
     if benchmark is None:
         raise invalid(f"No benchmark {upload.benchmark!r} in the registry; search with GET /v1/bench/benchmarks.",
-                      [{"field": "benchmark", "message": "unknown benchmark slug"}], code="unknown_benchmark")
+                      [{"field": "benchmark", "message": "unknown benchmark slug"}], code=ErrorCode.UNKNOWN_BENCHMARK)
     count = _count(upload, benchmark.record)
     run = Run(
         id=new_id("run"), benchmark_slug=benchmark.slug, model=upload.model, model_key=model_key(upload.model),
@@ -362,7 +364,7 @@ async def retract_run(session: AsyncSession, run_id: str, reason: str, admin_id:
     if run is None:
         raise not_found("run", run_id)
     if run.retracted_at is not None:
-        raise conflict("already_retracted", f"The run {run_id} was retracted already: {run.retraction_reason}")
+        raise conflict(ErrorCode.ALREADY_RETRACTED, f"The run {run_id} was retracted already: {run.retraction_reason}")
     run.retracted_at = now()
     run.retraction_reason = reason
     run.retracted_by = admin_id

@@ -17,7 +17,7 @@ from bountyboard.accounts import service as accounts
 from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.config import get_settings
 from bountyboard.db import get_database, set_database, upgrade_database
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.requestlog import configure_logging
 
@@ -181,7 +181,7 @@ def create_key(
     async def work(session: AsyncSession) -> str:
         user = await accounts.get_user_by_email(session, email)
         if user is None:
-            raise Problem(404, "not_found", f"No user with the email {email}.")
+            raise Problem(404, ErrorCode.NOT_FOUND, f"No user with the email {email}.")
         bot_id = None
         if bot:
             existing = [b for b in await accounts.list_bots(session, user.id) if b.name == bot]

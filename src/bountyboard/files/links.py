@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.errors import Problem, not_found
+from bountyboard.errors import ErrorCode, Problem, not_found
 
 Purpose = Literal["upload", "download"]
 
@@ -33,4 +33,4 @@ def check(purpose: Purpose, file_key: str, expires: int, signature: str) -> None
     if not hmac.compare_digest(_signature(purpose, file_key, expires), signature):
         raise not_found("file", file_key)
     if expires <= now().timestamp():
-        raise Problem(410, "link_expired", f"This {purpose} link has expired; ask for a new one.")
+        raise Problem(410, ErrorCode.LINK_EXPIRED, f"This {purpose} link has expired; ask for a new one.")

@@ -25,7 +25,7 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.db import get_database
-from bountyboard.errors import Problem, invalid, not_found
+from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.files import links, storage
 from bountyboard.files.content_types import Sniffer, fits_artifact, normalise
 from bountyboard.files.models import Upload, UploadStatus
@@ -53,13 +53,13 @@ async def create_slot(session: AsyncSession, actor: Actor, claim_id: str, body: 
     task, claim = await held_claim(session, actor, claim_id)
     await check_claim_now(session, task, claim, ClaimMove.SUBMIT)  # files are taken while it can be submitted
     if body.sizeBytes > settings.upload_max_file_bytes:
-        raise Problem(422, "file_too_large", f"A file may have at most {settings.upload_max_file_bytes} bytes; "
+        raise Problem(422, ErrorCode.FILE_TOO_LARGE, f"A file may have at most {settings.upload_max_file_bytes} bytes; "
                                              f"this one has {body.sizeBytes}.", maxBytes=settings.upload_max_file_bytes)
     # int(): PostgreSQL sums integers as numeric.
     used = int(await session.scalar(select(func.coalesce(func.sum(Upload.size_bytes), 0))
                                     .where(Upload.claim_id == claim.id)) or 0)
     if used + body.sizeBytes > settings.upload_max_claim_bytes:
-        raise Problem(422, "claim_upload_limit",
+        raise Problem(422, ErrorCode.CLAIM_UPLOAD_LIMIT,
                       f"The files of one claim may add up to {settings.upload_max_claim_bytes} bytes; "
                       f"{used} are taken.", maxBytes=settings.upload_max_claim_bytes, usedBytes=used)
     ttl = timedelta(seconds=settings.upload_url_ttl_seconds)
@@ -91,18 +91,19 @@ async def _checked(upload: Upload, chunks: AsyncIterator[bytes], sink: IO[bytes]
     async for chunk in chunks:
         size += len(chunk)
         if size > upload.size_bytes:
-            raise Problem(422, "size_mismatch", f"More bytes than the declared {upload.size_bytes} were sent.")
+            raise Problem(422, ErrorCode.SIZE_MISMATCH, f"More bytes than the declared {upload.size_bytes} were sent.")
         digest.update(chunk)
         sniffer.feed(chunk)
         if sink is not None:
             sink.write(chunk)
     if size != upload.size_bytes:
-        raise Problem(422, "size_mismatch", f"{size} bytes were sent; the slot declared {upload.size_bytes}.")
+        raise Problem(422, ErrorCode.SIZE_MISMATCH, f"{size} bytes were sent; the slot declared {upload.size_bytes}.")
     if upload.sha256 and digest.hexdigest() != upload.sha256:
-        raise Problem(422, "sha256_mismatch", f"The bytes hash to {digest.hexdigest()}, not the declared sha256.")
+        raise Problem(422, ErrorCode.SHA256_MISMATCH,
+                      f"The bytes hash to {digest.hexdigest()}, not the declared sha256.")
     mismatch = sniffer.mismatch()
     if mismatch:
-        raise Problem(422, "type_mismatch", f"Refused {upload.file_name}: {mismatch}.",
+        raise Problem(422, ErrorCode.TYPE_MISMATCH, f"Refused {upload.file_name}: {mismatch}.",
                       declaredMimeType=upload.mime_type)
     return digest.hexdigest()
 
@@ -124,7 +125,7 @@ async def _pending_upload(session: AsyncSession, file_key: str) -> Upload:
     if upload is None:
         raise not_found("upload", file_key)
     if upload.status != UploadStatus.PENDING.value:
-        raise Problem(409, "upload_completed", f"Upload {file_key} is already completed; ask for a new slot.")
+        raise Problem(409, ErrorCode.UPLOAD_COMPLETED, f"Upload {file_key} is already completed; ask for a new slot.")
     try:
         await check_claim_now(session, task, claim, ClaimMove.SUBMIT)
     except Problem:
@@ -176,7 +177,8 @@ async def complete(session: AsyncSession, actor: Actor, claim_id: str, file_key:
     upload = await _pending_upload(session, file_key)
     await session.commit()  # no lock while the bytes are read back
     if await storage.size_of(upload.object_key) is None:
-        raise Problem(409, "upload_missing", f"No bytes were received for {file_key}; PUT them to its uploadUrl.")
+        raise Problem(409, ErrorCode.UPLOAD_MISSING,
+                      f"No bytes were received for {file_key}; PUT them to its uploadUrl.")
     try:
         sha256 = await _checked(upload, storage.read(upload.object_key))
     except Problem:
@@ -212,7 +214,7 @@ async def attachments_of(session: AsyncSession, claim: Claim, attachments: list[
         recorded.append(item)
     if errors:
         summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
-        raise invalid(f"The attachments cannot be recorded: {summary}", errors, code="invalid_attachment")
+        raise invalid(f"The attachments cannot be recorded: {summary}", errors, code=ErrorCode.INVALID_ATTACHMENT)
     return recorded
 
 

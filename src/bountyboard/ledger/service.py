@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.models import User
 from bountyboard.clock import now
-from bountyboard.errors import Problem, invalid
+from bountyboard.errors import ErrorCode, Problem, invalid
 from bountyboard.ids import new_id
 from bountyboard.ledger.models import LedgerAccount, LedgerEntry
 from bountyboard.ledger.schemas import Balance
@@ -96,7 +96,7 @@ async def transfer(
     accounts = {row.name: row for row in rows}
     payer = accounts[source]
     if not source.startswith("external:") and payer.balance_cents < amount_cents:
-        raise Problem(402, "insufficient_funds",
+        raise Problem(402, ErrorCode.INSUFFICIENT_FUNDS,
                       f"The balance of {source} is {payer.balance_cents / 100:.2f}, "
                       f"which does not cover {amount_cents / 100:.2f}.",
                       balance=from_cents(payer.balance_cents), required=from_cents(amount_cents))
@@ -137,7 +137,7 @@ async def balance_of(session: AsyncSession, user_id: str) -> Balance:
 async def _user_by_email(session: AsyncSession, email: str) -> User:
     user = await accounts.get_user_by_email(session, email)
     if user is None:
-        raise Problem(404, "not_found", f"No user with the email {email}.")
+        raise Problem(404, ErrorCode.NOT_FOUND, f"No user with the email {email}.")
     return user
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import Role
-from bountyboard.errors import Problem, not_found
+from bountyboard.errors import ErrorCode, Problem, not_found
 from bountyboard.market.locks import lock_task, locked_claim
 from bountyboard.market.models import Claim, Task
 
@@ -35,7 +35,8 @@ def require_holder(actor: Actor, claim: Claim) -> None:
     if holder:
         return
     if claim.operator_id == actor.user_id and actor.bot is None:
-        raise Problem(403, "not_claim_holder", f"Claim {claim.id} is held by bot {claim.bot_id}; act with its key.")
+        raise Problem(403, ErrorCode.NOT_CLAIM_HOLDER,
+                      f"Claim {claim.id} is held by bot {claim.bot_id}; act with its key.")
     raise not_found("claim", claim.id)
 
 
@@ -69,5 +70,5 @@ async def reviewable_claim(session: AsyncSession, reviewer: User, claim_id: str)
     if not may_review(reviewer, task):
         raise not_found("claim", claim.id)
     if claim.operator_id == reviewer.id:
-        raise Problem(403, "own_claim", "Nobody reviews their own claim.")
+        raise Problem(403, ErrorCode.OWN_CLAIM, "Nobody reviews their own claim.")
     return task, claim

@@ -19,7 +19,7 @@ from bountyboard.accounts.models import Bot, User
 from bountyboard.accounts.scopes import Role
 from bountyboard.clock import as_utc, now, rfc3339
 from bountyboard.config import get_settings
-from bountyboard.errors import Problem, invalid, not_found
+from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
 from bountyboard.market import claim_flows, locks, permissions, transitions
@@ -194,7 +194,7 @@ async def _page(session: AsyncSession, query: Any, order: Sequence[Any], params:
 
 def _require_publisher(user: User) -> None:
     if user.role not in (Role.PUBLISHER.value, Role.ADMIN.value):
-        raise Problem(403, "role_required", "Publishing tasks is for accounts with the role publisher.")
+        raise Problem(403, ErrorCode.ROLE_REQUIRED, "Publishing tasks is for accounts with the role publisher.")
 
 
 def _columns(fields: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +210,8 @@ def _columns(fields: dict[str, Any]) -> dict[str, Any]:
             bps = [Decimal(share) * 10_000 for share in split]
             if any(value != value.to_integral_value() for value in bps):
                 raise invalid("payoutSplit shares have at most four decimal places.",
-                              [{"field": "payoutSplit", "message": "at most four decimal places"}], code="invalid_task")
+                              [{"field": "payoutSplit", "message": "at most four decimal places"}],
+                              code=ErrorCode.INVALID_TASK)
             columns["payout_split"] = [int(value) for value in bps]
     if columns.get("deadline") is not None:
         columns["deadline"] = as_utc(columns["deadline"])
@@ -218,7 +219,8 @@ def _columns(fields: dict[str, Any]) -> dict[str, Any]:
         deliverables = [str(item).strip() for item in columns["deliverables"] or []]
         if any(not item or len(item) > 500 for item in deliverables):
             raise invalid("Each deliverable is 1 to 500 characters.",
-                          [{"field": "deliverables", "message": "1 to 500 characters each"}], code="invalid_task")
+                          [{"field": "deliverables", "message": "1 to 500 characters each"}],
+                          code=ErrorCode.INVALID_TASK)
         columns["deliverables"] = deliverables
     if "module" in columns:
         columns["module"] = Module(columns["module"]).value
@@ -241,7 +243,7 @@ async def _check_task(session: AsyncSession, publisher: User, columns: dict[str,
             errors.append({"field": "targetClaimId", "message": "the claim has no submission to judge"})
     if errors:
         summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
-        raise invalid(f"The task breaks the rules of its module: {summary}", errors, code="invalid_task")
+        raise invalid(f"The task breaks the rules of its module: {summary}", errors, code=ErrorCode.INVALID_TASK)
 
 
 async def create_task(session: AsyncSession, publisher: User, data: TaskCreate) -> Task:
@@ -271,7 +273,7 @@ async def update_task(session: AsyncSession, publisher: User, task_id: str, data
     cleared = sorted(name for name in _REQUIRED_FIELDS if name in fields and fields[name] is None)
     if cleared:
         raise invalid(f"These fields cannot be cleared: {', '.join(cleared)}.",
-                      [{"field": name, "message": "cannot be null"} for name in cleared], code="invalid_task")
+                      [{"field": name, "message": "cannot be null"} for name in cleared], code=ErrorCode.INVALID_TASK)
     changes = _columns(fields)
     if changes.get("claim_ttl_seconds", 0) is None:
         changes["claim_ttl_seconds"] = get_settings().default_claim_ttl_seconds
@@ -376,7 +378,7 @@ async def judge_target(session: AsyncSession, actor: Actor, task_id: str) -> Jud
         raise not_found("judge task", task_id)
     claimant = await session.scalar(select(Claim.id).where(Claim.task_id == task.id, holder_filter(actor)).limit(1))
     if claimant is None and not permissions.may_review(actor.user, task):
-        raise Problem(403, "claim_required", "Claim the judge task to read the submission it evaluates.")
+        raise Problem(403, ErrorCode.CLAIM_REQUIRED, "Claim the judge task to read the submission it evaluates.")
     target = await session.get(Claim, task.target_claim_id)
     submission = await session.scalar(select(Submission).where(Submission.claim_id == task.target_claim_id))
     target_task = await session.get(Task, target.task_id) if target else None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
 
-from bountyboard.errors import Problem, conflict
+from bountyboard.errors import ErrorCode, Problem, conflict
 from bountyboard.market.models import OPEN_TASK_STATUSES, Claim, ClaimStatus, ReviewState, Task, TaskStatus
 
 State = TypeVar("State")
@@ -84,11 +84,11 @@ CLAIM_TRANSITIONS: dict[ClaimMove, Transition[ClaimState]] = {
 }
 
 
-def task_conflict(task: Task, action: str, code: str = "invalid_transition") -> Problem:
+def task_conflict(task: Task, action: str, code: ErrorCode = ErrorCode.INVALID_TRANSITION) -> Problem:
     return conflict(code, f"Cannot {action} task {task.id}: it is {task.status}.", currentStatus=task.status)
 
 
-def claim_conflict(claim: Claim, action: str, code: str = "invalid_transition") -> Problem:
+def claim_conflict(claim: Claim, action: str, code: ErrorCode = ErrorCode.INVALID_TRANSITION) -> Problem:
     return conflict(code, f"Cannot {action} claim {claim.id}: it is {claim.status} (review {claim.review_state}).",
                     currentStatus=claim.status, reviewState=claim.review_state)
 

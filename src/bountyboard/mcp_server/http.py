@@ -26,7 +26,7 @@ from bountyboard.client import AsyncClient
 from bountyboard.client.state import StateFile
 from bountyboard.config import get_settings
 from bountyboard.db import get_database
-from bountyboard.errors import Problem, send_problem
+from bountyboard.errors import ErrorCode, Problem, send_problem
 from bountyboard.mcp_server.server import build_server
 
 MCP_PATH = "/mcp"
@@ -59,7 +59,7 @@ class _Authenticated:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         authorization = Request(scope).headers.get("authorization")
         if not authorization:
-            await send_problem(send, scope, 401, "unauthenticated",
+            await send_problem(send, scope, 401, ErrorCode.UNAUTHENTICATED,
                                "The MCP endpoint needs an API key: send Authorization: Bearer svc-...",
                                headers={"WWW-Authenticate": 'Bearer realm="bountyboard"'})
             return

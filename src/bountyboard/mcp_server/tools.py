@@ -28,6 +28,7 @@ from pydantic import Field
 
 from bountyboard.client import ApiError, AsyncClient, attachment_of
 from bountyboard.client.operations import fingerprint, submission_body
+from bountyboard.errors import ErrorCode
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import ArtifactType, Module
 from bountyboard.market.schemas import Attachment
@@ -58,7 +59,7 @@ async def _call(ctx: Context, work: Callable[[AsyncClient], Awaitable[Any]]) -> 
         # The text is the problem JSON alone (a raised ToolError would get a prefix).
         return CallToolResult(content=_text(error.problem), is_error=True)
     except httpx.TransportError as error:
-        problem = {"status": 503, "code": "service_unreachable",
+        problem = {"status": 503, "code": ErrorCode.SERVICE_UNREACHABLE,
                    "detail": f"The service did not answer ({type(error).__name__}); repeat the same call later."}
         return CallToolResult(content=_text(problem), is_error=True)
     return CallToolResult(content=_text(answer), structured_content=answer)
@@ -106,13 +107,13 @@ async def submit_result(
     described = [cast(Any, item.model_dump(exclude_none=True)) for item in attachments or []]
     if file_paths and not cast(ConnectingServer, ctx.mcp_server).local_files:
         return CallToolResult(content=_text({
-            "status": 422, "code": "file_paths_need_stdio",
+            "status": 422, "code": ErrorCode.FILE_PATHS_NEED_STDIO,
             "detail": "This server cannot read your files: upload them (POST /v1/agent/claims/{id}/uploads) and "
                       "pass their fileKeys in attachments, or use bountyboard mcp over stdio."}), is_error=True)
 
     unreadable = [path for path in file_paths or [] if not await anyio.Path(path).is_file()]
     if unreadable:
-        return CallToolResult(content=_text({"status": 422, "code": "file_not_found",
+        return CallToolResult(content=_text({"status": 422, "code": ErrorCode.FILE_NOT_FOUND,
                                              "detail": f"Not a readable file: {', '.join(unreadable)}."}),
                               is_error=True)
 

@@ -26,7 +26,7 @@ from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
 from bountyboard.config import get_settings
 from bountyboard.db import get_session
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.site import sessions
 from bountyboard.site.models import WebSession
 from bountyboard.site.render import build_environment
@@ -100,7 +100,7 @@ SignedIn = Annotated[Visitor, Depends(signed_in_visitor)]
 def require_page_role(visitor: Visitor, *roles: Role) -> None:
     if not visitor.has_role(*roles):
         names = " or ".join(role.value for role in roles)
-        raise Problem(403, "role_required", f"This page is for {names} accounts.")
+        raise Problem(403, ErrorCode.ROLE_REQUIRED, f"This page is for {names} accounts.")
 
 
 async def checked_form(request: Request, visitor: CurrentVisitor) -> FormData:
@@ -108,8 +108,8 @@ async def checked_form(request: Request, visitor: CurrentVisitor) -> FormData:
     form = await request.form()
     sent = form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER) or ""
     if not isinstance(sent, str) or not hmac.compare_digest(sent.encode(), visitor.csrf_token.encode()):
-        raise Problem(403, "csrf_failed", "The form expired or did not come from this site. Reload the page and try "
-                                          "again.")
+        raise Problem(403, ErrorCode.CSRF_FAILED,
+                      "The form expired or did not come from this site. Reload the page and try again.")
     return form
 
 

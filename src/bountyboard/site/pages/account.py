@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.passwords import MIN_PASSWORD_LENGTH
 from bountyboard.accounts.scopes import Role
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ratelimit import RatePolicy, check, enforce, record
 from bountyboard.site import sessions
 from bountyboard.site.web import (
@@ -74,9 +74,9 @@ async def signup(request: Request, visitor: CurrentVisitor, form: CheckedForm,
     role = Role.PUBLISHER if values["publisher"] else Role.OPERATOR
     try:
         if password != field(form, "password_again"):
-            raise Problem(422, "password_mismatch", "The two passwords differ.")
+            raise Problem(422, ErrorCode.PASSWORD_MISMATCH, "The two passwords differ.")
         if "@" not in values["email"]:
-            raise Problem(422, "invalid_email", "Enter an email address.")
+            raise Problem(422, ErrorCode.INVALID_EMAIL, "Enter an email address.")
         user = await accounts.create_user(session, values["email"], role, password, values["display_name"] or None)
     except Problem as problem:
         return render(request, visitor, "signup.html", status_code=problem.status, error=problem_message(problem),

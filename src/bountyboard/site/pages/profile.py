@@ -11,7 +11,7 @@ from bountyboard.accounts import service as accounts
 from bountyboard.accounts.schemas import ApiKeyCreated
 from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES, KeyKind, Role, Scope, allowed_scopes
 from bountyboard.clock import now
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger import service as ledger
 from bountyboard.site.web import (
     CheckedForm,
@@ -79,9 +79,9 @@ async def create_key(request: Request, visitor: SignedIn, form: CheckedForm, ses
         kind = KeyKind(field(form, "kind", "bot"))
         expiry = field(form, "expires_days")
         if expiry and not expiry.isdigit():
-            raise Problem(422, "invalid_expiry", "Choose an expiry from the list.")
+            raise Problem(422, ErrorCode.INVALID_EXPIRY, "Choose an expiry from the list.")
         if not chosen:
-            raise Problem(422, "no_scopes", "Tick at least one scope.")
+            raise Problem(422, ErrorCode.NO_SCOPES, "Tick at least one scope.")
         created = await accounts.issue_key(
             session, visitor.actor.user, kind, chosen,
             bot_id=(field(form, "bot_id") or None) if kind is KeyKind.BOT else None,

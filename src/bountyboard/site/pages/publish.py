@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from bountyboard.accounts.scopes import Role
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger import service as ledger
 from bountyboard.market import service as market
 from bountyboard.market import task_flows
@@ -59,21 +59,22 @@ def _task_fields(form: FormData) -> dict[str, Any]:
     try:
         fields["bountyAmount"] = Decimal(field(form, "bounty") or "0")
     except InvalidOperation as exc:
-        raise Problem(422, "invalid_bounty", "The bounty is a number such as 25 or 12.50.") from exc
+        raise Problem(422, ErrorCode.INVALID_BOUNTY, "The bounty is a number such as 25 or 12.50.") from exc
     if ttl := field(form, "claim_ttl_minutes"):
         fields["claimTtlSeconds"] = int(ttl) * 60 if ttl.isdigit() else -1
     if deadline := field(form, "deadline"):
         try:
             fields["deadline"] = datetime.fromisoformat(deadline + ("" if deadline.endswith("Z") else "Z"))
         except ValueError as exc:
-            raise Problem(422, "invalid_deadline", "The deadline is a date and time.") from exc
+            raise Problem(422, ErrorCode.INVALID_DEADLINE, "The deadline is a date and time.") from exc
     if module == "arena":
         fields["maxClaims"] = int(field(form, "max_claims") or "1") if field(form, "max_claims", "1").isdigit() else 0
         if split := field(form, "payout_split"):
             try:
                 fields["payoutSplit"] = [Decimal(part.strip()) for part in split.split(",") if part.strip()]
             except InvalidOperation as exc:
-                raise Problem(422, "invalid_split", "The payout split is fractions like 0.6, 0.3, 0.1.") from exc
+                raise Problem(422, ErrorCode.INVALID_SPLIT,
+                              "The payout split is fractions like 0.6, 0.3, 0.1.") from exc
     if module == "exchange":
         fields["deliverables"] = _lines(field(form, "deliverables"))
     if module == "crew":
@@ -87,7 +88,7 @@ def _task_fields(form: FormData) -> dict[str, Any]:
             try:
                 fields["rubric"] = json.loads(rubric)
             except ValueError as exc:
-                raise Problem(422, "invalid_rubric", "The rubric is a JSON Schema object.") from exc
+                raise Problem(422, ErrorCode.INVALID_RUBRIC, "The rubric is a JSON Schema object.") from exc
     return fields
 
 
@@ -154,7 +155,7 @@ async def task_action(request: Request, task_id: str, action: str, visitor: Sign
                       session: Session) -> HTMLResponse | RedirectResponse:
     require_page_role(visitor, Role.PUBLISHER)
     if action not in ACTIONS:
-        raise Problem(404, "not_found", f"No action {action!r} on tasks.")
+        raise Problem(404, ErrorCode.NOT_FOUND, f"No action {action!r} on tasks.")
     try:
         await ACTIONS[action](session, visitor.actor.user, task_id)
     except Problem as problem:

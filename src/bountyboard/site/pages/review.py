@@ -9,7 +9,7 @@ from sqlalchemy import select
 from starlette.datastructures import FormData
 
 from bountyboard.accounts.scopes import Role
-from bountyboard.errors import Problem
+from bountyboard.errors import ErrorCode, Problem
 from bountyboard.files.downloads import page_links
 from bountyboard.market import service as market
 from bountyboard.market.models import Claim, Task
@@ -43,7 +43,7 @@ def _score(form: FormData) -> float | None:
     try:
         return float(raw)
     except ValueError as exc:
-        raise Problem(422, "invalid_score", "The score is a number.") from exc
+        raise Problem(422, ErrorCode.INVALID_SCORE, "The score is a number.") from exc
 
 
 async def _queue(request: Request, visitor: Visitor, session: Session, *, module: str = "", page: int = 1,
