@@ -12,6 +12,7 @@ from importlib.resources import files
 
 import jinja2
 
+from bountyboard.error_codes import ErrorCode
 from bountyboard.meta.rules import common_rules
 from bountyboard.meta.schemas import AgentManifest
 
@@ -22,6 +23,7 @@ def _template() -> jinja2.Template:
     environment = jinja2.Environment(autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     environment.globals["scopes"] = lambda names: ", ".join(f"`{name}`" for name in names) or "any valid key"
     environment.globals["codes"] = lambda names: ", ".join(f"`{name}`" for name in names)
+    environment.globals["E"] = ErrorCode  # the error table names catalogue members, so a typo fails to render
     return environment.from_string(source)
 
 
