@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bountyboard.benchhub import registry
+from bountyboard.benchhub import registry, search
 from tests.benchhub.helpers import anonymous, custom_benchmark, payload, trial
 from tests.support.api import Account, Admin
 from tests.support.server import LiveServer
@@ -50,8 +50,9 @@ def test_index_changes_when_an_admin_adds_a_record(server: LiveServer, admin: Ad
 def test_search_and_detail(server: LiveServer) -> None:
     http = anonymous(server)
     found = http.get("/v1/bench/benchmarks", params={"q": "ARC-Challenge"}).json()
-    assert [r["slug"] for r in found["data"]] == ["arc-challenge"]
-    assert found["total"] == 1 and found["hasMore"] is False
+    # Both words are in arc-challenge's slug; arc-easy has "challenge" only in its description.
+    assert [r["slug"] for r in found["data"]] == ["arc-challenge", "arc-easy"]
+    assert found["total"] == 2 and found["hasMore"] is False
     harbor = http.get("/v1/bench/benchmarks", params={"kind": "harbor_native", "pageSize": 100}).json()
     assert harbor["total"] >= 10 and all(r["harbor"]["adapter"]["kind"] == "harbor_native" for r in harbor["data"])
     gsm8k = http.get("/v1/bench/benchmarks/gsm8k").json()
@@ -59,6 +60,25 @@ def test_search_and_detail(server: LiveServer) -> None:
     assert gsm8k["harbor"]["adapter"]["fields"]["id"] is None
     missing = http.get("/v1/bench/benchmarks/no-such-benchmark")
     assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+
+
+def test_search_matches_whole_words_and_ranks_them_before_word_starts(server: LiveServer, admin: Admin) -> None:
+    http = anonymous(server)
+    swe = http.get("/v1/bench/benchmarks", params={"q": "swe", "pageSize": 100}).json()
+    # "swe" is inside "answer" in many descriptions; only records with the word (or a word starting
+    # with it) answer.
+    assert swe["data"] and all(any(word.startswith("swe") for word in search.words(search.searchable_text(r)))
+                               for r in swe["data"]), [r["slug"] for r in swe["data"]]
+    assert {r["slug"] for r in swe["data"]} >= {"swe-bench-verified", "swe-bench-lite", "swe-bench-pro"}
+    assert not {"gsm8k", "boolq", "arithmetic"} & {r["slug"] for r in swe["data"]}
+
+    token, suffix = f"zq{uuid.uuid4().hex[:8]}", uuid.uuid4().hex[:8]
+    # Slugs chosen so that the order by slug is the reverse of the rank.
+    starts = custom_benchmark(admin, slug=f"test-a-{suffix}", description=f"Has {token}ian only as a word start.")
+    whole = custom_benchmark(admin, slug=f"test-b-{suffix}", description=f"Has {token} as a whole word.")
+    custom_benchmark(admin, slug=f"test-c-{suffix}", description=f"Has x{token} only inside a word.")
+    ranked = http.get("/v1/bench/benchmarks", params={"q": token.upper()}).json()
+    assert [r["slug"] for r in ranked["data"]] == [whole["slug"], starts["slug"]] and ranked["total"] == 2
 
 
 def test_admin_upsert_updates_validates_and_needs_admin(server: LiveServer, admin: Admin) -> None:

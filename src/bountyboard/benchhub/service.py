@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from bountyboard.accounts.models import User
-from bountyboard.benchhub import pools, registry, stats
+from bountyboard.benchhub import pools, registry, search, stats
 from bountyboard.benchhub.aliases import model_key
 from bountyboard.benchhub.models import Benchmark, Run
 from bountyboard.benchhub.schemas import (
@@ -57,16 +57,9 @@ _seeded: set[str] = set()
 # Registry ------------------------------------------------------------------------------------------
 
 
-def _search_text(record: dict[str, Any]) -> str:
-    adapter = record["harbor"]["adapter"]
-    parts = [record["slug"], record["name"], record["description"], " ".join(record["tags"]), adapter["kind"],
-             str(adapter.get("dataset") or adapter.get("ref") or adapter.get("harness") or "")]
-    return " ".join(parts).lower()
-
-
 def _columns(record: dict[str, Any]) -> dict[str, Any]:
     return {"name": record["name"], "kind": record["harbor"]["adapter"]["kind"],
-            "reproducible": record["reproducible"], "record": record, "search_text": _search_text(record)}
+            "reproducible": record["reproducible"], "record": record, "search_text": search.searchable_text(record)}
 
 
 async def ensure_registry(session: AsyncSession) -> None:
@@ -112,18 +105,19 @@ async def get_benchmark(session: AsyncSession, slug: str) -> Benchmark:
 
 async def search_benchmarks(session: AsyncSession, q: str | None, kind: str | None, tag: str | None,
                             params: PageParams) -> tuple[list[dict[str, Any]], int]:
-    """Records whose slug, name, description, tags or dataset contain every word of ``q``."""
+    """Records that answer every word of ``q`` by whole words or word starts, best first
+    (:mod:`bountyboard.benchhub.search`); without ``q``, all of them by slug."""
     await ensure_registry(session)
-    query = select(Benchmark)
-    for term in (q or "").lower().split():
-        escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(Benchmark.search_text.like(f"%{escaped}%", escape="\\"))
+    query = select(Benchmark.record)
+    for word in search.words(q or ""):  # words are letters and digits: nothing to escape for LIKE
+        query = query.where(Benchmark.search_text.like(f"%{word}%"))  # narrows; the rank decides
     if kind:
         query = query.where(Benchmark.kind == kind)
-    rows = list((await session.execute(query.order_by(Benchmark.slug))).scalars())
+    records = list((await session.execute(query.order_by(Benchmark.slug))).scalars())
     if tag:
-        rows = [row for row in rows if tag in row.record["tags"]]
-    return [row.record for row in rows[params.offset:params.offset + params.pageSize]], len(rows)
+        records = [record for record in records if tag in record["tags"]]
+    ranked = search.rank_records(records, q or "")
+    return ranked[params.offset:params.offset + params.pageSize], len(ranked)
 
 
 async def all_records(session: AsyncSession) -> tuple[list[dict[str, Any]], datetime]:

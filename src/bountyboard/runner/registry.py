@@ -9,7 +9,6 @@ adapter, which the commands act on, is parsed into a model.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from bountyboard.benchhub.schemas import ExternalHarnessAdapter, HarborNativeAdapter, HarborSection, HfRowsAdapter
+from bountyboard.benchhub.search import rank_records
 from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.transport import ApiError, Transport
 
@@ -79,38 +79,6 @@ def _records(document: Any) -> list[dict[str, Any]]:
     return [record for record in document if isinstance(record, dict)]
 
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
-
-
-def search_rank(record: dict[str, Any], query: str) -> int | None:
-    """How well a record answers a query; None when it does not. Each query word must be a whole
-    word of the record (``swe`` is in "SWE-bench", not in "answer") or the start of one (``math``
-    finds "mathematics"); whole words count more, and most in the slug or name."""
-    title = set(_words(f"{record.get('slug') or ''} {record.get('name') or ''}"))
-    text = set(_words(" ".join([str(record.get("description") or ""), *map(str, record.get("tags") or [])])))
-    rank = 0
-    for word in _words(query):
-        if word in title:
-            rank += 4
-        elif word in text:
-            rank += 3
-        elif any(candidate.startswith(word) for candidate in title | text):
-            rank += 1
-        else:
-            return None
-    return rank
-
-
-def rank_records(records: list[dict[str, Any]], query: str) -> list[dict[str, Any]]:
-    """The records that match, best first (then by slug)."""
-    ranked = [(rank, record) for record in records if (rank := search_rank(record, query)) is not None]
-    return [record for _, record in sorted(ranked, key=lambda item: (-item[0], str(item[1].get("slug"))))]
-
-
 class Registry:
     """Reads records from a static index (``source`` is a path or an http(s) URL) or from the API."""
 
@@ -147,10 +115,10 @@ class Registry:
                                 "use --registry with an index.json file or URL") from exc
 
     def search(self, query: str) -> list[dict[str, Any]]:
-        # The hub's answers are ranked again here, so both sources follow one rule.
+        # The hub ranks its answers with the same function a static index is ranked with here.
         if self.source:
             return rank_records(self._load_index(), query)
-        return rank_records(_records(self._api("/v1/bench/benchmarks", {"q": query}) or []), query)
+        return _records(self._api("/v1/bench/benchmarks", {"q": query}) or [])
 
     def get(self, slug: str) -> Benchmark:
         if self.source:

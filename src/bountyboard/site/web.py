@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import Depends, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
@@ -97,12 +97,6 @@ async def signed_in_visitor(visitor: CurrentVisitor) -> Visitor:
 SignedIn = Annotated[Visitor, Depends(signed_in_visitor)]
 
 
-def require_page_role(visitor: Visitor, *roles: Role) -> None:
-    if not visitor.has_role(*roles):
-        names = " or ".join(role.value for role in roles)
-        raise Problem(403, ErrorCode.ROLE_REQUIRED, f"This page is for {names} accounts.")
-
-
 async def checked_form(request: Request, visitor: CurrentVisitor) -> FormData:
     """The posted form, after checking its CSRF token (form field, or header for htmx requests)."""
     form = await request.form()
@@ -114,6 +108,35 @@ async def checked_form(request: Request, visitor: CurrentVisitor) -> FormData:
 
 
 CheckedForm = Annotated[FormData, Depends(checked_form)]
+
+
+def _with_role(*roles: Role, posted: bool) -> Callable[..., Coroutine[Any, Any, Visitor]]:
+    """A dependency: the signed-in visitor, refused (403) unless they hold one of ``roles``.
+
+    ``posted``: the page takes a form, whose CSRF check comes before the role check.
+    """
+
+    async def page(visitor: SignedIn) -> Visitor:
+        if not visitor.has_role(*roles):
+            names = " or ".join(role.value for role in roles)
+            raise Problem(403, ErrorCode.ROLE_REQUIRED, f"This page is for {names} accounts.")
+        return visitor
+
+    async def form_post(visitor: SignedIn, _form: CheckedForm) -> Visitor:
+        return await page(visitor)
+
+    return form_post if posted else page
+
+
+PublisherPage = Annotated[Visitor, Depends(_with_role(Role.PUBLISHER, posted=False))]
+PublisherPost = Annotated[Visitor, Depends(_with_role(Role.PUBLISHER, posted=True))]
+ReviewerPage = Annotated[Visitor, Depends(_with_role(Role.REVIEWER, posted=False))]
+ReviewerPost = Annotated[Visitor, Depends(_with_role(Role.REVIEWER, posted=True))]
+
+
+def page_router() -> APIRouter:
+    """A router of site pages: answered by :class:`PageRoute`, none of them in the OpenAPI document."""
+    return APIRouter(route_class=PageRoute, include_in_schema=False)
 
 
 def is_htmx(request: Request) -> bool:
