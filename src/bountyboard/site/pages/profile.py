@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from bountyboard.accounts import service as accounts
@@ -13,20 +13,9 @@ from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES, KeyKind, Role
 from bountyboard.clock import now
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger import service as ledger
-from bountyboard.site.web import (
-    CheckedForm,
-    PageRoute,
-    Session,
-    SignedIn,
-    Visitor,
-    field,
-    is_htmx,
-    problem_message,
-    redirect,
-    render,
-)
+from bountyboard.site import web
 
-router = APIRouter(route_class=PageRoute, include_in_schema=False)
+router = web.page_router()
 
 EXPIRY_CHOICES = [("", "Never"), ("7", "7 days"), ("30", "30 days"), ("90", "90 days"), ("365", "1 year")]
 SCOPE_HELP = {
@@ -46,7 +35,7 @@ SCOPE_HELP = {
 }
 
 
-async def _profile(request: Request, visitor: Visitor, session: Session, *, status_code: int = 200,
+async def _profile(request: Request, visitor: web.Visitor, session: web.Session, *, status_code: int = 200,
                    created: ApiKeyCreated | None = None, error: str | None = None,
                    chosen: list[str] | None = None) -> HTMLResponse:
     user = visitor.actor.user
@@ -54,7 +43,7 @@ async def _profile(request: Request, visitor: Visitor, session: Session, *, stat
     bots = await accounts.list_bots(session, user.id)
     scopes = sorted(allowed_scopes(Role(user.role), KeyKind.USER), key=list(Scope).index)
     balance = ledger.from_cents(await ledger.balance(session, ledger.user_account(user.id)))
-    return render(
+    return web.render(
         request, visitor, "profile.html", status_code=status_code, keys=keys,
         bots={bot.id: bot for bot in bots}, scopes=scopes, scope_help=SCOPE_HELP,
         chosen=set(chosen if chosen is not None else [str(scope) for scope in RECOMMENDED_WORKER_SCOPES]),
@@ -63,32 +52,33 @@ async def _profile(request: Request, visitor: Visitor, session: Session, *, stat
 
 
 @router.get("/profile/", response_class=HTMLResponse)
-async def profile_page(request: Request, visitor: SignedIn, session: Session) -> HTMLResponse:
+async def profile_page(request: Request, visitor: web.SignedIn, session: web.Session) -> HTMLResponse:
     return await _profile(request, visitor, session)
 
 
 @router.get("/profile")
 async def profile_slash() -> RedirectResponse:
-    return redirect("/profile/")
+    return web.redirect("/profile/")
 
 
 @router.post("/profile/", response_class=HTMLResponse)
-async def create_key(request: Request, visitor: SignedIn, form: CheckedForm, session: Session) -> HTMLResponse:
+async def create_key(request: Request, visitor: web.SignedIn, form: web.CheckedForm,
+                     session: web.Session) -> HTMLResponse:
     chosen = [value for value in form.getlist("scopes") if isinstance(value, str)]
     try:
-        kind = KeyKind(field(form, "kind", "bot"))
-        expiry = field(form, "expires_days")
+        kind = KeyKind(web.field(form, "kind", "bot"))
+        expiry = web.field(form, "expires_days")
         if expiry and not expiry.isdigit():
             raise Problem(422, ErrorCode.INVALID_EXPIRY, "Choose an expiry from the list.")
         if not chosen:
             raise Problem(422, ErrorCode.NO_SCOPES, "Tick at least one scope.")
         created = await accounts.issue_key(
             session, visitor.actor.user, kind, chosen,
-            bot_id=(field(form, "bot_id") or None) if kind is KeyKind.BOT else None,
-            name=field(form, "name")[:120], expires_at=now() + timedelta(days=int(expiry)) if expiry else None,
+            bot_id=(web.field(form, "bot_id") or None) if kind is KeyKind.BOT else None,
+            name=web.field(form, "name")[:120], expires_at=now() + timedelta(days=int(expiry)) if expiry else None,
         )
     except (Problem, ValueError) as exc:
-        message = problem_message(exc) if isinstance(exc, Problem) else "Choose a key kind and valid scopes."
+        message = web.problem_message(exc) if isinstance(exc, Problem) else "Choose a key kind and valid scopes."
         return await _profile(request, visitor, session, status_code=getattr(exc, "status", 422), error=message,
                               chosen=chosen)
     # The secret is rendered into this one answer and never again (a redirect would lose it).
@@ -98,10 +88,10 @@ async def create_key(request: Request, visitor: SignedIn, form: CheckedForm, ses
 
 
 @router.post("/profile/keys/{key_id}/revoke", response_class=HTMLResponse)
-async def revoke_key(request: Request, key_id: str, visitor: SignedIn, form: CheckedForm,
-                     session: Session) -> HTMLResponse | RedirectResponse:
+async def revoke_key(request: Request, key_id: str, visitor: web.SignedIn, form: web.CheckedForm,
+                     session: web.Session) -> HTMLResponse | RedirectResponse:
     key = await accounts.revoke_key(session, visitor.actor.user_id, key_id)
-    if is_htmx(request):
+    if web.is_htmx(request):
         bots = {bot.id: bot for bot in await accounts.list_bots(session, visitor.actor.user_id)}
-        return render(request, visitor, "partials/key_row.html", key=key, bots=bots, now=now())
-    return redirect("/profile/")
+        return web.render(request, visitor, "partials/key_row.html", key=key, bots=bots, now=now())
+    return web.redirect("/profile/")

@@ -7,33 +7,20 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from bountyboard.accounts.scopes import Role
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger import service as ledger
 from bountyboard.market import service as market
 from bountyboard.market import task_flows
 from bountyboard.market.schemas import TaskCreate
+from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, paging, show_task
-from bountyboard.site.web import (
-    CheckedForm,
-    CurrentVisitor,
-    PageRoute,
-    Session,
-    SignedIn,
-    Visitor,
-    field,
-    problem_message,
-    redirect,
-    render,
-    require_page_role,
-)
 
-router = APIRouter(route_class=PageRoute, include_in_schema=False)
+router = web.page_router()
 
 MODULE_HINTS = {
     "fun": "Lightweight prompts, quick experiments, idea generation.",
@@ -53,38 +40,39 @@ def _lines(value: str) -> list[str]:
 
 def _task_fields(form: FormData) -> dict[str, Any]:
     """The form, as the API's TaskCreate fields (only those the chosen module uses)."""
-    module = field(form, "module")
-    fields: dict[str, Any] = {"module": module, "title": field(form, "title"),
-                              "description": field(form, "description")}
+    module = web.field(form, "module")
+    fields: dict[str, Any] = {"module": module, "title": web.field(form, "title"),
+                              "description": web.field(form, "description")}
     try:
-        fields["bountyAmount"] = Decimal(field(form, "bounty") or "0")
+        fields["bountyAmount"] = Decimal(web.field(form, "bounty") or "0")
     except InvalidOperation as exc:
         raise Problem(422, ErrorCode.INVALID_BOUNTY, "The bounty is a number such as 25 or 12.50.") from exc
-    if ttl := field(form, "claim_ttl_minutes"):
+    if ttl := web.field(form, "claim_ttl_minutes"):
         fields["claimTtlSeconds"] = int(ttl) * 60 if ttl.isdigit() else -1
-    if deadline := field(form, "deadline"):
+    if deadline := web.field(form, "deadline"):
         try:
             fields["deadline"] = datetime.fromisoformat(deadline + ("" if deadline.endswith("Z") else "Z"))
         except ValueError as exc:
             raise Problem(422, ErrorCode.INVALID_DEADLINE, "The deadline is a date and time.") from exc
     if module == "arena":
-        fields["maxClaims"] = int(field(form, "max_claims") or "1") if field(form, "max_claims", "1").isdigit() else 0
-        if split := field(form, "payout_split"):
+        max_claims = web.field(form, "max_claims")
+        fields["maxClaims"] = int(max_claims or "1") if web.field(form, "max_claims", "1").isdigit() else 0
+        if split := web.field(form, "payout_split"):
             try:
                 fields["payoutSplit"] = [Decimal(part.strip()) for part in split.split(",") if part.strip()]
             except InvalidOperation as exc:
                 raise Problem(422, ErrorCode.INVALID_SPLIT,
                               "The payout split is fractions like 0.6, 0.3, 0.1.") from exc
     if module == "exchange":
-        fields["deliverables"] = _lines(field(form, "deliverables"))
+        fields["deliverables"] = _lines(web.field(form, "deliverables"))
     if module == "crew":
-        fields["repositoryUrl"] = field(form, "repository_url") or None
+        fields["repositoryUrl"] = web.field(form, "repository_url") or None
     if module == "translate":
-        fields["sourceLanguage"] = field(form, "source_language") or None
-        fields["targetLanguage"] = field(form, "target_language") or None
+        fields["sourceLanguage"] = web.field(form, "source_language") or None
+        fields["targetLanguage"] = web.field(form, "target_language") or None
     if module == "judge":
-        fields["targetClaimId"] = field(form, "target_claim_id") or None
-        if rubric := field(form, "rubric"):
+        fields["targetClaimId"] = web.field(form, "target_claim_id") or None
+        if rubric := web.field(form, "rubric"):
             try:
                 fields["rubric"] = json.loads(rubric)
             except ValueError as exc:
@@ -97,34 +85,32 @@ def _validation_message(error: ValidationError) -> str:
     return "The task is not valid: " + "; ".join(parts)
 
 
-async def _page(request: Request, visitor: Visitor, session: Session, *, module: str, page: int = 1,
+async def _page(request: Request, visitor: web.Visitor, session: web.Session, *, module: str, page: int = 1,
                 status_code: int = 200, error: str | None = None, form: dict[str, str] | None = None) -> HTMLResponse:
     user = visitor.actor.user
     tasks = await market.list_publisher_tasks(session, user, None, None, paging(page))
     balance = await ledger.balance(session, ledger.user_account(user.id))
-    return render(request, visitor, "publish.html", section="publish", status_code=status_code, tasks=tasks,
-                  module=module, modules=MODULES, hints=MODULE_HINTS, balance=ledger.from_cents(balance),
-                  error=error, form=form or {})
+    return web.render(request, visitor, "publish.html", section="publish", status_code=status_code, tasks=tasks,
+                      module=module, modules=MODULES, hints=MODULE_HINTS, balance=ledger.from_cents(balance),
+                      error=error, form=form or {})
 
 
 @router.get("/publish/", response_class=HTMLResponse)
-async def publish_page(request: Request, visitor: SignedIn, session: Session, module: str = "exchange",
+async def publish_page(request: Request, visitor: web.PublisherPage, session: web.Session, module: str = "exchange",
                        page: int = 1) -> HTMLResponse:
-    require_page_role(visitor, Role.PUBLISHER)
     return await _page(request, visitor, session, module=module if module in MODULES else "exchange", page=page)
 
 
 @router.get("/publish/fields", response_class=HTMLResponse)
-async def module_fields(request: Request, visitor: CurrentVisitor, module: str = "exchange") -> HTMLResponse:
+async def module_fields(request: Request, visitor: web.CurrentVisitor, module: str = "exchange") -> HTMLResponse:
     """The module-specific part of the form (htmx swaps it in when the module changes)."""
-    return render(request, visitor, "partials/module_fields.html", module=module if module in MODULES else "fun",
-                  hints=MODULE_HINTS, form={})
+    return web.render(request, visitor, "partials/module_fields.html", module=module if module in MODULES else "fun",
+                      hints=MODULE_HINTS, form={})
 
 
 @router.post("/publish/", response_class=HTMLResponse)
-async def create_task(request: Request, visitor: SignedIn, form: CheckedForm,
-                      session: Session) -> HTMLResponse | RedirectResponse:
-    require_page_role(visitor, Role.PUBLISHER)
+async def create_task(request: Request, visitor: web.PublisherPost, form: web.CheckedForm,
+                      session: web.Session) -> HTMLResponse | RedirectResponse:
     values = {key: value for key, value in form.items() if isinstance(value, str) and key != "csrf_token"}
     module = values.get("module", "") if values.get("module") in MODULES else "exchange"
     try:
@@ -135,7 +121,7 @@ async def create_task(request: Request, visitor: SignedIn, form: CheckedForm,
                            error=_validation_message(exc), form=values)
     except Problem as problem:
         return await _page(request, visitor, session, module=module, status_code=problem.status,
-                           error=problem_message(problem), form=values)
+                           error=web.problem_message(problem), form=values)
     if values.get("publish_now"):
         try:
             await task_flows.publish_task(session, visitor.actor.user, task.id)
@@ -143,17 +129,16 @@ async def create_task(request: Request, visitor: SignedIn, form: CheckedForm,
             # The draft is kept; its page says why it is not published yet (e.g. the balance is short).
             await session.rollback()
             return await show_task(request, visitor, session, task.id, status_code=problem.status,
-                                   error=f"Saved as a draft, not published: {problem_message(problem)}")
-    return redirect(f"/tasks/{task.id}")
+                                   error=f"Saved as a draft, not published: {web.problem_message(problem)}")
+    return web.redirect(f"/tasks/{task.id}")
 
 
 ACTIONS = {"publish": task_flows.publish_task, "cancel": task_flows.cancel_task, "close": task_flows.close_task}
 
 
 @router.post("/publish/tasks/{task_id}/{action}", response_class=HTMLResponse)
-async def task_action(request: Request, task_id: str, action: str, visitor: SignedIn, form: CheckedForm,
-                      session: Session) -> HTMLResponse | RedirectResponse:
-    require_page_role(visitor, Role.PUBLISHER)
+async def task_action(request: Request, task_id: str, action: str, visitor: web.PublisherPost, form: web.CheckedForm,
+                      session: web.Session) -> HTMLResponse | RedirectResponse:
     if action not in ACTIONS:
         raise Problem(404, ErrorCode.NOT_FOUND, f"No action {action!r} on tasks.")
     try:
@@ -161,7 +146,7 @@ async def task_action(request: Request, task_id: str, action: str, visitor: Sign
     except Problem as problem:
         await session.rollback()
         return await show_task(request, visitor, session, task_id, status_code=problem.status,
-                               error=problem_message(problem))
-    return redirect(f"/tasks/{task_id}")
+                               error=web.problem_message(problem))
+    return web.redirect(f"/tasks/{task_id}")
 
 

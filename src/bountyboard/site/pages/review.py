@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 from sqlalchemy import select
 from starlette.datastructures import FormData
 
-from bountyboard.accounts.scopes import Role
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.files.downloads import page_links
 from bountyboard.market import service as market
@@ -16,28 +18,17 @@ from bountyboard.market.models import Claim, Task
 from bountyboard.market.modules import Module
 from bountyboard.market.review import resolve_appeal, review_claim
 from bountyboard.market.schemas import AppealResolve, ReviewDecision
+from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, choice, paging
-from bountyboard.site.web import (
-    CheckedForm,
-    PageRoute,
-    Session,
-    SignedIn,
-    Visitor,
-    field,
-    problem_message,
-    redirect,
-    render,
-    require_page_role,
-)
 
-router = APIRouter(route_class=PageRoute, include_in_schema=False)
+router = web.page_router()
 QUEUE_PAGE_SIZE = 10
 NOTICES = {"accept": "Accepted: the bounty is settled.", "reject": "Rejected: the appeal window is open.",
            "upheld": "Appeal upheld: the claim is accepted.", "denied": "Appeal denied."}
 
 
 def _score(form: FormData) -> float | None:
-    raw = field(form, "score")
+    raw = web.field(form, "score")
     if not raw:
         return None
     try:
@@ -46,18 +37,18 @@ def _score(form: FormData) -> float | None:
         raise Problem(422, ErrorCode.INVALID_SCORE, "The score is a number.") from exc
 
 
-async def _queue(request: Request, visitor: Visitor, session: Session, *, module: str = "", page: int = 1,
+async def _queue(request: Request, visitor: web.Visitor, session: web.Session, *, module: str = "", page: int = 1,
                  status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
     queue = await market.review_queue(session, visitor.actor.user, Module(module) if module else None,
                                       paging(page, QUEUE_PAGE_SIZE))
     deliverables = await _deliverables(session, [item.taskId for item in queue.data])
-    return render(request, visitor, "review.html", section="review", status_code=status_code, queue=queue,
-                  module=module, modules=MODULES, deliverables=deliverables, error=error, notice=notice,
-                  file_links=page_links(queue.data),
-                  history_url="/review/" if request.method == "POST" else None)
+    return web.render(request, visitor, "review.html", section="review", status_code=status_code, queue=queue,
+                      module=module, modules=MODULES, deliverables=deliverables, error=error, notice=notice,
+                      file_links=page_links(queue.data),
+                      history_url="/review/" if request.method == "POST" else None)
 
 
-async def _deliverables(session: Session, task_ids: list[str]) -> dict[str, list[str]]:
+async def _deliverables(session: web.Session, task_ids: list[str]) -> dict[str, list[str]]:
     """Each queued task's deliverables, for the reviewer's ticks."""
     if not task_ids:
         return {}
@@ -66,70 +57,74 @@ async def _deliverables(session: Session, task_ids: list[str]) -> dict[str, list
 
 
 @router.get("/review/", response_class=HTMLResponse)
-async def review_page(request: Request, visitor: SignedIn, session: Session, module: str = "", page: int = 1,
-                      done: str = "") -> HTMLResponse:
-    require_page_role(visitor, Role.REVIEWER)
+async def review_page(request: Request, visitor: web.ReviewerPage, session: web.Session, module: str = "",
+                      page: int = 1, done: str = "") -> HTMLResponse:
     return await _queue(request, visitor, session, module=choice(module, MODULES), page=page,
                         notice=NOTICES.get(done))
 
 
 @router.post("/review/claims/{claim_id}", response_class=HTMLResponse)
-async def review(request: Request, claim_id: str, visitor: SignedIn, form: CheckedForm,
-                 session: Session) -> HTMLResponse | RedirectResponse:
-    require_page_role(visitor, Role.REVIEWER)
-    decision = field(form, "decision")
-    try:
-        count = int(field(form, "deliverable_count") or "0")
+async def review(request: Request, claim_id: str, visitor: web.ReviewerPost, form: web.CheckedForm,
+                 session: web.Session) -> HTMLResponse | RedirectResponse:
+    decision = web.field(form, "decision")
+
+    async def decide() -> None:
+        count = int(web.field(form, "deliverable_count") or "0")
         ticked = {value for value in form.getlist("deliverables") if isinstance(value, str)}
         body = ReviewDecision(
             decision=decision,
-            comment=field(form, "comment"), score=_score(form),
+            comment=web.field(form, "comment"), score=_score(form),
             deliverables=[str(index) in ticked for index in range(min(count, 50))] if count else None,
         )
         await review_claim(session, visitor.actor.user, claim_id, body)
-    except (ValidationError, ValueError):
-        return await _queue(request, visitor, session, status_code=422, error="Choose accept or reject.")
+
+    return await _decided(session, claim_id, decide(), (ValidationError, ValueError), "Choose accept or reject.",
+                          partial(_queue, request, visitor, session), f"/review/?done={decision}")
+
+
+async def _decided(session: web.Session, subject_id: str, decision: Awaitable[None],
+                   unreadable: tuple[type[Exception], ...], unreadable_message: str,
+                   page: Callable[..., Awaitable[HTMLResponse]], done_url: str) -> HTMLResponse | RedirectResponse:
+    """Carry out a reviewer's decision, then go to ``done_url``; a form that cannot be read, or a
+    refusal, shows ``page`` again with the reason and its status."""
+    try:
+        await decision
+    except unreadable:
+        return await page(status_code=422, error=unreadable_message)
     except Problem as problem:
         await session.rollback()
-        return await _queue(request, visitor, session, status_code=problem.status,
-                            error=f"{claim_id}: {problem_message(problem)}")
-    return redirect(f"/review/?done={decision}")
+        return await page(status_code=problem.status, error=f"{subject_id}: {web.problem_message(problem)}")
+    return web.redirect(done_url)
 
 
 @router.get("/appeals/", response_class=HTMLResponse)
-async def appeals_page(request: Request, visitor: SignedIn, session: Session, status: str = "open",
+async def appeals_page(request: Request, visitor: web.ReviewerPage, session: web.Session, status: str = "open",
                        page: int = 1, done: str = "") -> HTMLResponse:
-    require_page_role(visitor, Role.REVIEWER)
     return await _appeals(request, visitor, session, status=choice(status, ["open", "resolved"]) or "open",
                           page=page, notice=NOTICES.get(done))
 
 
-async def _appeals(request: Request, visitor: Visitor, session: Session, *, status: str = "open", page: int = 1,
+async def _appeals(request: Request, visitor: web.Visitor, session: web.Session, *, status: str = "open", page: int = 1,
                    status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
     appeals = await market.list_appeals(session, visitor.actor.user, status, paging(page, QUEUE_PAGE_SIZE))
     claim_rows = (await session.execute(
         select(Claim).where(Claim.id.in_([appeal.claimId for appeal in appeals.data]))
     )).scalars().all() if appeals.data else []
     claims = {detail.id: detail for detail in await market.claim_details(session, claim_rows)}
-    return render(request, visitor, "appeals.html", section="appeals", status_code=status_code, appeals=appeals,
-                  file_links=page_links(claims.values()),
-                  claims=claims, status=status, error=error, notice=notice,
-                  history_url="/appeals/" if request.method == "POST" else None)
+    return web.render(request, visitor, "appeals.html", section="appeals", status_code=status_code, appeals=appeals,
+                      file_links=page_links(claims.values()),
+                      claims=claims, status=status, error=error, notice=notice,
+                      history_url="/appeals/" if request.method == "POST" else None)
 
 
 @router.post("/appeals/{appeal_id}", response_class=HTMLResponse)
-async def resolve(request: Request, appeal_id: str, visitor: SignedIn, form: CheckedForm,
-                  session: Session) -> HTMLResponse | RedirectResponse:
-    require_page_role(visitor, Role.REVIEWER)
-    outcome = field(form, "outcome")
-    try:
-        body = AppealResolve(outcome=outcome, comment=field(form, "comment"),
-                             score=_score(form))
+async def resolve(request: Request, appeal_id: str, visitor: web.ReviewerPost, form: web.CheckedForm,
+                  session: web.Session) -> HTMLResponse | RedirectResponse:
+    outcome = web.field(form, "outcome")
+
+    async def decide() -> None:
+        body = AppealResolve(outcome=outcome, comment=web.field(form, "comment"), score=_score(form))
         await resolve_appeal(session, visitor.actor.user, appeal_id, body)
-    except ValidationError:
-        return await _appeals(request, visitor, session, status_code=422, error="Choose uphold or deny.")
-    except Problem as problem:
-        await session.rollback()
-        return await _appeals(request, visitor, session, status_code=problem.status,
-                              error=f"{appeal_id}: {problem_message(problem)}")
-    return redirect(f"/appeals/?done={outcome}")
+
+    return await _decided(session, appeal_id, decide(), (ValidationError,), "Choose uphold or deny.",
+                          partial(_appeals, request, visitor, session), f"/appeals/?done={outcome}")
