@@ -58,7 +58,7 @@ async def bootstrap_admin(session: AsyncSession) -> None:
     try:
         await accounts.create_user(session, email, Role.ADMIN, password, "Administrator")
     except Problem as problem:
-        if problem.code == "email_taken":  # another replica starting at the same moment won the race
+        if problem.code == ErrorCode.EMAIL_TAKEN:  # another replica starting at the same moment won the race
             return
         raise
     if not settings.admin_password:
