@@ -41,7 +41,7 @@ from bountyboard.db import Database, get_database
 from bountyboard.events import signing
 from bountyboard.events.destinations import DestinationRefused, PrivateDestination, vet
 from bountyboard.events.kinds import WebhookEndpointDisabledData
-from bountyboard.events.models import Event, WebhookDelivery, WebhookEndpoint, WebhookMessage
+from bountyboard.events.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import doorbell, emit, purge_expired_events
 from bountyboard.events.transport import pinned, webhook_client
 from bountyboard.events.webhooks import signing_secrets
@@ -158,7 +158,7 @@ class Dispatcher:
             due = (
                 select(WebhookMessage.id)
                 .join(WebhookEndpoint, WebhookEndpoint.id == WebhookMessage.endpoint_id)
-                .where(WebhookMessage.status == "pending", WebhookMessage.next_attempt_at <= current,
+                .where(WebhookMessage.status == MessageStatus.PENDING, WebhookMessage.next_attempt_at <= current,
                        (WebhookMessage.lease_until.is_(None)) | (WebhookMessage.lease_until < current),
                        WebhookEndpoint.enabled.is_(True))
                 .order_by(WebhookMessage.id).limit(self.settings.webhook_batch_size)
@@ -261,7 +261,8 @@ class Dispatcher:
             release: dict[str, Any] = {"lease_until": None, "lease_token": None}
             await self._update(session, [o for o in kept if not o.sent and not o.held_back], release)
             await self._update(session, [o for o in attempted if o.succeeded], {
-                **release, "status": "succeeded", "delivered_at": current, "attempts": WebhookMessage.attempts + 1})
+                **release, "status": MessageStatus.SUCCEEDED, "delivered_at": current,
+                "attempts": WebhookMessage.attempts + 1})
             paused: dict[str, datetime] = {}  # endpoint -> when its failed row is due again
             for outcome in attempted:
                 exhausted = False
@@ -271,7 +272,7 @@ class Dispatcher:
                                                                      self.settings.webhook_time_scale)
                     if delay is None:
                         exhausted = True
-                        values["status"] = "failed"
+                        values["status"] = MessageStatus.FAILED
                     else:
                         wait = max(delay, outcome.retry_after or 0.0)
                         values["next_attempt_at"] = current + timedelta(seconds=wait)

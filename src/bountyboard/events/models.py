@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
+from bountyboard.columns import StrEnumColumn
 from bountyboard.crypto import WEBHOOK_SECRET, Encrypted
 from bountyboard.db import Base, JSONType, UTCDateTime
+
+
+class MessageStatus(StrEnum):
+    """Where an event stands in one endpoint's queue: due (again), delivered, or retries spent."""
+
+    PENDING = "pending"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
 
 
 class Event(Base):
@@ -80,7 +90,7 @@ class WebhookMessage(Base):
                                     autoincrement=True)
     endpoint_id: Mapped[str] = mapped_column(ForeignKey("webhook_endpoints.id", ondelete="CASCADE"))
     event_sequence: Mapped[int] = mapped_column(ForeignKey("events.sequence", ondelete="CASCADE"), index=True)
-    status: Mapped[str] = mapped_column(String(12), default="pending")  # pending, succeeded, failed
+    status: Mapped[MessageStatus] = mapped_column(StrEnumColumn(MessageStatus, 12), default=MessageStatus.PENDING)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # A dispatcher holds a row while it sends it; a lease that runs out (a crash) frees the row.

@@ -79,20 +79,20 @@ async def list_webhooks(session: Session, actor: Manager,
                         paging: Annotated[PageParams, Depends(page_params)]) -> Page[WebhookOut]:
     endpoints = await webhooks.list_endpoints(session, Owner.of(actor))  # an operator's few: paged in memory
     shown = endpoints[paging.offset:paging.offset + paging.pageSize]
-    return Page.of([WebhookOut.of(endpoint) for endpoint in shown], paging, len(endpoints))
+    return Page.of([WebhookOut.model_validate(endpoint) for endpoint in shown], paging, len(endpoints))
 
 
 @router.post("/webhooks", tags=["webhooks"], summary="Create a webhook subscription (the secret is shown once)",
              status_code=status.HTTP_201_CREATED, response_model=WebhookWithSecret, responses=problem_responses(409))
 async def create_webhook(body: WebhookCreate, session: Session, actor: Manager) -> WebhookWithSecret:
     endpoint = await webhooks.create_endpoint(session, Owner.of(actor), body.url, body.events, body.description)
-    return WebhookWithSecret.of(endpoint)
+    return WebhookWithSecret.model_validate(endpoint)
 
 
 @router.get("/webhooks/{id}", tags=["webhooks"], summary="Get a webhook subscription", response_model=WebhookOut,
             responses=problem_responses(404))
 async def get_webhook(id: str, session: Session, actor: Manager) -> WebhookOut:
-    return WebhookOut.of(await webhooks.get_endpoint(session, Owner.of(actor), id))
+    return WebhookOut.model_validate(await webhooks.get_endpoint(session, Owner.of(actor), id))
 
 
 @router.patch("/webhooks/{id}", tags=["webhooks"], summary="Change a webhook subscription (or re-enable it)",
@@ -100,20 +100,20 @@ async def get_webhook(id: str, session: Session, actor: Manager) -> WebhookOut:
 async def update_webhook(id: str, body: WebhookUpdate, session: Session, actor: Manager) -> WebhookOut:
     endpoint = await webhooks.update_endpoint(session, Owner.of(actor), id, url=body.url, events=body.events,
                                               description=body.description, enabled=body.enabled)
-    return WebhookOut.of(endpoint)
+    return WebhookOut.model_validate(endpoint)
 
 
 @router.delete("/webhooks/{id}", tags=["webhooks"], summary="Delete a webhook subscription and its queue",
                response_model=WebhookOut, responses=problem_responses(404))
 async def delete_webhook(id: str, session: Session, actor: Manager) -> WebhookOut:
-    return WebhookOut.of(await webhooks.delete_endpoint(session, Owner.of(actor), id))
+    return WebhookOut.model_validate(await webhooks.delete_endpoint(session, Owner.of(actor), id))
 
 
 @router.post("/webhooks/{id}/rotate-secret", tags=["webhooks"],
              summary="Rotate the signing secret (the old one keeps signing for 24 h)",
              response_model=WebhookWithSecret, responses=problem_responses(404))
 async def rotate_webhook_secret(id: str, session: Session, actor: Manager) -> WebhookWithSecret:
-    return WebhookWithSecret.of(await webhooks.rotate_secret(session, Owner.of(actor), id))
+    return WebhookWithSecret.model_validate(await webhooks.rotate_secret(session, Owner.of(actor), id))
 
 
 @router.post("/webhooks/{id}/test", tags=["webhooks"], summary="Send a webhook.test event to this endpoint",

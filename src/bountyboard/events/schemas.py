@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bountyboard.camel import CamelModel, Timestamp
 from bountyboard.clock import rfc3339
-from bountyboard.events.models import Event, WebhookDelivery, WebhookEndpoint, WebhookMessage
+from bountyboard.events.models import Event, WebhookDelivery, WebhookMessage
 
 _WHK = "whk_01jd2k3m4n5p6q7r8s9t0v1w2x"
 _EVT = "evt_01jd2k3m4n5p6q7r8s9t0v1w2x"
@@ -45,43 +46,25 @@ class WebhookUpdate(BaseModel):
     enabled: bool | None = Field(default=None, description="true re-enables an endpoint that was disabled.")
 
 
-class WebhookOut(BaseModel):
+class WebhookOut(CamelModel):
     id: str = Field(examples=[_WHK])
     url: str
     events: list[str]
     description: str
     enabled: bool
-    disabledReason: str | None
-    disabledAt: str | None
-    botId: str | None = Field(description="Set when the subscription was made with a bot key.")
-    operatorId: str
-    previousSecretExpiresAt: str | None = Field(
+    disabled_reason: str | None
+    disabled_at: Timestamp | None
+    bot_id: str | None = Field(description="Set when the subscription was made with a bot key.")
+    operator_id: str
+    previous_secret_expires_at: Timestamp | None = Field(
         description="During a rotation, when the replaced secret stops signing.")
-    createdAt: str
-    updatedAt: str
-
-    @classmethod
-    def of(cls, endpoint: WebhookEndpoint) -> WebhookOut:
-        return cls(**_endpoint_fields(endpoint))
+    created_at: Timestamp
+    updated_at: Timestamp
 
 
 class WebhookWithSecret(WebhookOut):
     secret: str = Field(description="The signing secret. Returned on create and rotate only.",
                         examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
-
-    @classmethod
-    def of(cls, endpoint: WebhookEndpoint) -> WebhookWithSecret:
-        return cls(**_endpoint_fields(endpoint), secret=endpoint.secret)
-
-
-def _endpoint_fields(endpoint: WebhookEndpoint) -> dict[str, Any]:
-    return {
-        "id": endpoint.id, "url": endpoint.url, "events": list(endpoint.events), "description": endpoint.description,
-        "enabled": endpoint.enabled, "disabledReason": endpoint.disabled_reason,
-        "disabledAt": rfc3339(endpoint.disabled_at), "botId": endpoint.bot_id, "operatorId": endpoint.operator_id,
-        "previousSecretExpiresAt": rfc3339(endpoint.previous_secret_expires_at),
-        "createdAt": rfc3339(endpoint.created_at), "updatedAt": rfc3339(endpoint.updated_at),
-    }
 
 
 class DeliveryAttemptOut(BaseModel):

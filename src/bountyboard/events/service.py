@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from bountyboard.clock import now
 from bountyboard.events.kinds import EventData
-from bountyboard.events.models import Event, EventCounter, WebhookEndpoint, WebhookMessage
+from bountyboard.events.models import Event, EventCounter, MessageStatus, WebhookEndpoint, WebhookMessage
 from bountyboard.ids import new_id
 
 
@@ -80,7 +80,7 @@ async def _next_sequence(session: AsyncSession) -> int:
 
 def queue_message(session: AsyncSession, endpoint_id: str, event: Event) -> None:
     """Put one event in one endpoint's delivery queue, due at once (the caller's transaction)."""
-    session.add(WebhookMessage(endpoint_id=endpoint_id, event_sequence=event.sequence, status="pending",
+    session.add(WebhookMessage(endpoint_id=endpoint_id, event_sequence=event.sequence, status=MessageStatus.PENDING,
                                attempts=0, next_attempt_at=event.created_at, created_at=event.created_at))
 
 
@@ -172,7 +172,7 @@ async def list_events(
         # Some delivery to one of the owner's endpoints has failed and none has succeeded since.
         query = query.where(exists(
             select(WebhookMessage.id).join(WebhookEndpoint, WebhookEndpoint.id == WebhookMessage.endpoint_id)
-            .where(WebhookMessage.event_sequence == Event.sequence, WebhookMessage.status != "succeeded",
+            .where(WebhookMessage.event_sequence == Event.sequence, WebhookMessage.status != MessageStatus.SUCCEEDED,
                    WebhookMessage.attempts > 0, owned_endpoints(owner))
         ))
     rows = list((await session.execute(query.order_by(Event.sequence).limit(limit + 1))).scalars())

@@ -17,7 +17,7 @@ from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events import signing
 from bountyboard.events.destinations import DestinationRefused, check_new_destination
 from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS, WebhookTestData
-from bountyboard.events.models import Event, WebhookDelivery, WebhookEndpoint, WebhookMessage
+from bountyboard.events.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import Owner, emit, owned_endpoints, queue_message
 from bountyboard.ids import new_id
 
@@ -183,6 +183,6 @@ async def redeliver(session: AsyncSession, owner: Owner, endpoint_id: str,
     message = await session.get(WebhookMessage, attempt.message_id, with_for_update=True)
     if message is None:
         raise not_found("delivery", delivery_id)
-    message.status, message.attempts, message.next_attempt_at = "pending", 0, now()
+    message.status, message.attempts, message.next_attempt_at = MessageStatus.PENDING, 0, now()
     await session.commit()
     return message, attempt.event_id

@@ -29,7 +29,7 @@ async def _check_holder_limit(session: AsyncSession, limit: int, holder: ColumnE
                               current: datetime) -> None:
     """A bot holds at most ``maxActiveClaims`` active claims; an operator with a user key, one."""
     active = int(await session.scalar(select(func.count()).select_from(Claim).where(
-        holder, Claim.status == ClaimStatus.ACTIVE.value, Claim.expires_at > current)) or 0)
+        holder, Claim.status == ClaimStatus.ACTIVE, Claim.expires_at > current)) or 0)
     if active >= limit:
         raise conflict(ErrorCode.ACTIVE_CLAIM_LIMIT,
                        f"The caller already holds {active} active claim(s); the limit is {limit}. "
@@ -39,7 +39,7 @@ async def _check_holder_limit(session: AsyncSession, limit: int, holder: ColumnE
 async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim:
     """Take a free slot of a published task: the claim is ``active`` until its TTL runs out."""
     task = await lock_task(session, task_id)
-    if task is None or task.status == TaskStatus.DRAFT.value:
+    if task is None or task.status == TaskStatus.DRAFT:
         raise not_found("task", task_id)
     if not is_claimable(Module(task.module)):
         raise conflict(ErrorCode.MODULE_NOT_CLAIMABLE, "show tasks are a showcase and cannot be claimed.",
@@ -49,10 +49,10 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     current = now()
     limit, holder = await lock_holder(session, actor)
     await lapse_task(session, task, current)
-    if task.status == TaskStatus.IN_PROGRESS.value:
+    if task.status == TaskStatus.IN_PROGRESS:
         await session.commit()
         raise task_conflict(task, "claim", ErrorCode.NO_SLOT_FREE)
-    if task.status != TaskStatus.PUBLISHED.value:
+    if task.status != TaskStatus.PUBLISHED:
         raise task_conflict(task, "claim")
     if task.deadline is not None and task.deadline <= current:
         raise conflict(ErrorCode.DEADLINE_PASSED, f"Task {task.id} passed its deadline.", currentStatus=task.status)
@@ -62,7 +62,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
                        currentStatus=task.status)
     claim = Claim(
         id=new_id("clm"), task_id=task.id, bot_id=actor.bot_id, operator_id=actor.user_id,
-        status=ClaimStatus.ACTIVE.value, review_state=ReviewState.NOT_SUBMITTED.value, holds_slot=True,
+        status=ClaimStatus.ACTIVE, review_state=ReviewState.NOT_SUBMITTED, holds_slot=True,
         created_at=current, expires_at=current + timedelta(seconds=task.claim_ttl_seconds), payout_cents=0,
     )
     session.add(claim)

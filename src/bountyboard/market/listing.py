@@ -50,7 +50,7 @@ class TaskQuery:
 
     def _filters(self) -> list[ColumnElement[bool]]:
         # A draft cancelled before publication was never public: it is not listed either.
-        filters = [Task.status == self.status.value, Task.published_at.is_not(None)]
+        filters = [Task.status == self.status, Task.published_at.is_not(None)]
         if self.module is not None:
             filters.append(Task.module == self.module.value)
         return filters
@@ -103,7 +103,7 @@ async def list_holder_claims(session: AsyncSession, actor: Actor, status: ClaimS
     """The caller's claims, newest first, by page or by cursor."""
     filters = [holder_filter(actor)]
     if status is not None:
-        filters.append(Claim.status == status.value)
+        filters.append(Claim.status == status)
     query = select(Claim).where(*filters)
     if after:
         query = query.where(Cursor.decode(after, params).before(Claim.created_at, Claim.id))

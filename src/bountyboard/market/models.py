@@ -10,6 +10,7 @@ from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, S
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
+from bountyboard.columns import StrEnumColumn
 from bountyboard.db import Base, JSONType, UTCDateTime
 
 Cents = BigInteger().with_variant(Integer, "sqlite")
@@ -43,6 +44,12 @@ class ReviewState(StrEnum):
     APPEAL_DENIED = "appeal_denied"
 
 
+
+class AppealStatus(StrEnum):
+    OPEN = "open"
+    RESOLVED = "resolved"
+
+
 OPEN_TASK_STATUSES = (TaskStatus.PUBLISHED, TaskStatus.IN_PROGRESS)
 
 
@@ -60,7 +67,7 @@ class Task(Base):
     module: Mapped[str] = mapped_column(String(20), index=True)
     title: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(20), index=True)
+    status: Mapped[TaskStatus] = mapped_column(StrEnumColumn(TaskStatus, 20), index=True)
     # The bounty in cents: what the publisher escrows on publish, plus donations (donate module).
     bounty_cents: Mapped[int] = mapped_column(Cents, default=0)
     max_claims: Mapped[int] = mapped_column(Integer, default=1)
@@ -89,8 +96,8 @@ class Claim(Base):
     task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
     bot_id: Mapped[str | None] = mapped_column(ForeignKey("bots.id"), index=True)
     operator_id: Mapped[str] = mapped_column(ForeignKey("users.id"), index=True)
-    status: Mapped[str] = mapped_column(String(20), index=True)
-    review_state: Mapped[str] = mapped_column(String(20))
+    status: Mapped[ClaimStatus] = mapped_column(StrEnumColumn(ClaimStatus, 20), index=True)
+    review_state: Mapped[ReviewState] = mapped_column(StrEnumColumn(ReviewState, 20))
     holds_slot: Mapped[bool] = mapped_column(Boolean, default=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
@@ -106,34 +113,35 @@ class Claim(Base):
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class Submission(Base):
-    __tablename__ = "submissions"
+class _OncePerClaim:
+    """A row a claim has at most one of (its submission, its appeal), kept beside the claim's task."""
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    # Unique: a claim's submission is recorded once, whatever the concurrency.
+    # Unique: recorded once per claim, whatever the concurrency.
     claim_id: Mapped[str] = mapped_column(ForeignKey("claims.id"), unique=True)
     task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
+
+
+class Submission(_OncePerClaim, Base):
+    __tablename__ = "submissions"
+
     result_type: Mapped[str] = mapped_column(String(20))
     content: Mapped[str | None] = mapped_column(Text)
     attachments: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list)
     content_sha256: Mapped[str] = mapped_column(String(64))
     # Hash of the whole body: a retry with the same body gets the same receipt.
     fingerprint: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
 
 
-class Appeal(Base):
+class Appeal(_OncePerClaim, Base):
     __tablename__ = "appeals"
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    claim_id: Mapped[str] = mapped_column(ForeignKey("claims.id"), unique=True)
-    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
     opened_by: Mapped[str] = mapped_column(String(40))
     reason: Mapped[str] = mapped_column(Text)
     evidence_urls: Mapped[list[str]] = mapped_column(JSONType, default=list)
-    status: Mapped[str] = mapped_column(String(20), index=True)
+    status: Mapped[AppealStatus] = mapped_column(StrEnumColumn(AppealStatus, 20), index=True)
     outcome: Mapped[str | None] = mapped_column(String(20))
     comment: Mapped[str | None] = mapped_column(Text)
     resolver_id: Mapped[str | None] = mapped_column(String(40))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -27,7 +27,7 @@ def split_pot(pot_cents: int, split_bps: list[int], winners: int) -> list[int]:
 async def close_arena(session: AsyncSession, task: Task, current: datetime) -> None:
     """published | in_progress -> completed: rank accepted submissions by score and pay the split."""
     winners = list((await session.execute(
-        select(Claim).where(Claim.task_id == task.id, Claim.status == ClaimStatus.ACCEPTED.value)
+        select(Claim).where(Claim.task_id == task.id, Claim.status == ClaimStatus.ACCEPTED)
         .order_by(Claim.score.desc(), Claim.submitted_at, Claim.id)
         .with_for_update().execution_options(populate_existing=True)
     )).scalars())

@@ -20,7 +20,7 @@ from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
-from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, Claim, Submission, Task
+from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, Submission, Task
 from bountyboard.market.modules import Module, is_http_url
 from bountyboard.market.payouts import pay_winner
 from bountyboard.market.permissions import operated_claim, reviewable_claim
@@ -100,7 +100,7 @@ async def open_appeal(session: AsyncSession, actor: Actor, claim_id: str, body: 
         raise invalid("Evidence must be given as absolute http(s) URLs.", bad)
     current = now()
     appeal = Appeal(id=new_id("apl"), claim_id=claim.id, task_id=task.id, opened_by=actor.user_id,
-                    reason=body.reason, evidence_urls=body.evidenceUrls, status="open", created_at=current)
+                    reason=body.reason, evidence_urls=body.evidenceUrls, status=AppealStatus.OPEN, created_at=current)
     session.add(appeal)
     move_claim(claim, ClaimMove.APPEAL)
     await emit(session, AppealOpenedData(
@@ -118,7 +118,7 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
     task, claim = await reviewable_claim(session, reviewer, claim_id)
     appeal = (await session.execute(select(Appeal).where(Appeal.id == appeal_id)
                                     .execution_options(populate_existing=True))).scalar_one()
-    if appeal.status != "open":
+    if appeal.status != AppealStatus.OPEN:
         raise conflict(ErrorCode.INVALID_TRANSITION, f"Appeal {appeal.id} is already resolved ({appeal.outcome}).",
                        currentStatus=appeal.status, outcome=appeal.outcome, reviewState=claim.review_state)
     current = now()
@@ -127,7 +127,7 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
     else:
         move_claim(claim, ClaimMove.DENY)
         free_slot(task, claim)
-    appeal.status = "resolved"
+    appeal.status = AppealStatus.RESOLVED
     appeal.outcome = body.outcome
     appeal.comment = body.comment
     appeal.resolver_id = reviewer.id

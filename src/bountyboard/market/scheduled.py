@@ -26,7 +26,7 @@ async def _expire_task(session: AsyncSession, task: Task, current: datetime) -> 
             or task.deadline > current or await pending_reviews(session, task.id):
         return False
     has_winners = await session.scalar(select(Claim.id).where(
-        Claim.task_id == task.id, Claim.status == ClaimStatus.ACCEPTED.value).limit(1))
+        Claim.task_id == task.id, Claim.status == ClaimStatus.ACCEPTED).limit(1))
     if task.module == Module.ARENA.value and has_winners:
         await close_arena(session, task, current)
     else:
@@ -45,11 +45,11 @@ async def sweep() -> int:
     async with sessionmaker() as session:
         lapsed = set((await session.execute(select(Claim.task_id).where(
             Claim.holds_slot.is_(True),
-            or_((Claim.status == ClaimStatus.ACTIVE.value) & (Claim.expires_at <= current),
-                (Claim.review_state == ReviewState.REJECTED.value) & (Claim.appeal_deadline <= current)),
+            or_((Claim.status == ClaimStatus.ACTIVE) & (Claim.expires_at <= current),
+                (Claim.review_state == ReviewState.REJECTED) & (Claim.appeal_deadline <= current)),
         ).limit(SWEEP_BATCH))).scalars())
         ending = set((await session.execute(select(Task.id).where(
-            Task.status.in_([status.value for status in TASK_TRANSITIONS[TaskMove.EXPIRE].sources]),
+            Task.status.in_(TASK_TRANSITIONS[TaskMove.EXPIRE].sources),
             Task.deadline <= current,
         ).limit(SWEEP_BATCH))).scalars())
     handled = 0

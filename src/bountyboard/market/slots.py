@@ -40,7 +40,7 @@ def free_slot(task: Task, claim: Claim) -> None:
         return
     claim.holds_slot = False
     task.slots_taken -= 1
-    if task.status == TaskStatus.IN_PROGRESS.value and task.slots_taken < task.max_claims:
+    if task.status == TaskStatus.IN_PROGRESS and task.slots_taken < task.max_claims:
         move_task(task, TaskMove.REOPEN)
 
 
@@ -62,11 +62,11 @@ async def end_claim(session: AsyncSession, task: Task, claim: Claim, move: Claim
 
 
 def ttl_over(claim: Claim, current: datetime) -> bool:
-    return claim.status == ClaimStatus.ACTIVE.value and claim.expires_at is not None and claim.expires_at <= current
+    return claim.status == ClaimStatus.ACTIVE and claim.expires_at is not None and claim.expires_at <= current
 
 
 def window_closed(claim: Claim, current: datetime) -> bool:
-    return (claim.status == ClaimStatus.REJECTED.value and claim.review_state == ReviewState.REJECTED.value
+    return (claim.status == ClaimStatus.REJECTED and claim.review_state == ReviewState.REJECTED
             and claim.appeal_deadline is not None and claim.appeal_deadline <= current)
 
 
@@ -100,14 +100,14 @@ async def check_claim_now(session: AsyncSession, task: Task, claim: Claim, move:
     if await lapse(session, task, claim, now()):
         await session.commit()
         raise claim_conflict(claim, CLAIM_TRANSITIONS[move].verb,
-                             ErrorCode.CLAIM_EXPIRED if claim.status == ClaimStatus.EXPIRED.value
+                             ErrorCode.CLAIM_EXPIRED if claim.status == ClaimStatus.EXPIRED
                              else ErrorCode.APPEAL_WINDOW_CLOSED)
 
 
 async def wind_up(session: AsyncSession, task: Task, current: datetime) -> None:
     """Before a task ends: active claims expire and open appeal windows close."""
     for claim in await holding_claims(session, task.id):
-        if claim.status == ClaimStatus.ACTIVE.value:
+        if claim.status == ClaimStatus.ACTIVE:
             await end_claim(session, task, claim, ClaimMove.EXPIRE, current)
-        elif claim.status == ClaimStatus.REJECTED.value:
+        elif claim.status == ClaimStatus.REJECTED:
             free_slot(task, claim)

@@ -50,7 +50,7 @@ async def pending_reviews(session: AsyncSession, task_id: str) -> int:
     """Submissions and appeals of the task that still await a decision."""
     return int(await session.scalar(select(func.count()).select_from(Claim).where(
         Claim.task_id == task_id,
-        or_(Claim.status == ClaimStatus.SUBMITTED.value, Claim.review_state == ReviewState.APPEALED.value),
+        or_(Claim.status == ClaimStatus.SUBMITTED, Claim.review_state == ReviewState.APPEALED),
     )) or 0)
 
 
@@ -99,7 +99,7 @@ async def close_task(session: AsyncSession, publisher: User, task_id: str) -> Ta
 async def fund_task(session: AsyncSession, funder: User, task_id: str, amount_cents: int) -> Task:
     """donate: anyone adds to the bounty of an open task, from their own balance into its escrow."""
     task = await lock_task(session, task_id)
-    if task is None or task.status == TaskStatus.DRAFT.value:
+    if task is None or task.status == TaskStatus.DRAFT:
         raise not_found("task", task_id)
     if task.module != Module.DONATE.value:
         raise conflict(ErrorCode.NOT_DONATE, f"Only donate tasks take funding; task {task.id} is a {task.module} task.",

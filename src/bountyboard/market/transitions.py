@@ -104,7 +104,7 @@ def check_task(task: Task, move: TaskMove) -> None:
 
 def move_task(task: Task, move: TaskMove) -> None:
     check_task(task, move)
-    task.status = TASK_TRANSITIONS[move].target.value
+    task.status = TASK_TRANSITIONS[move].target
 
 
 def require_open(task: Task, action: str) -> None:
@@ -114,7 +114,7 @@ def require_open(task: Task, action: str) -> None:
 
 
 def claim_state(claim: Claim) -> ClaimState:
-    return ClaimStatus(claim.status), ReviewState(claim.review_state)
+    return claim.status, claim.review_state
 
 
 def claim_allows(claim: Claim, move: ClaimMove) -> bool:
@@ -129,5 +129,4 @@ def check_claim(claim: Claim, move: ClaimMove) -> None:
 def move_claim(claim: Claim, move: ClaimMove) -> None:
     check_claim(claim, move)
     status, review_state = CLAIM_TRANSITIONS[move].target
-    claim.status = status.value
-    claim.review_state = review_state.value
+    claim.status, claim.review_state = status, review_state
