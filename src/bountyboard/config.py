@@ -47,8 +47,8 @@ class Settings(BaseSettings):
     webhook_batch_size: int = Field(default=100, ge=1, le=1000)
     webhook_concurrency: int = Field(default=32, ge=1, le=512)
 
-    # Test aids for an admin: move the service clock forward, and a deliberately slow operation
-    # (POST /v1/admin/clock, POST /v1/admin/test/hold). Never enable in production.
+    # Mounts the test-only routes of bountyboard.testing, for an admin: move the service clock forward,
+    # hold a request in flight, emit events (POST /v1/admin/clock, /test/hold, /events). Never in production.
     enable_test_clock: bool = False
     # With the test clock only: a JSON file of scripted DNS answers (bountyboard.events.testdns).
     test_hosts_file: Path | None = None

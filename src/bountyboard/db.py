@@ -22,9 +22,9 @@ from contextvars import ContextVar
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Depends, Request
 from filelock import FileLock
 from sqlalchemy import JSON, DateTime, MetaData, event, make_url
 from sqlalchemy.dialects.postgresql import JSONB
@@ -269,6 +269,10 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
         if tracked is not None:
             tracked.append(session)
         yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+"""A route's parameter type for the request's session."""
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Generic, TypeVar
 
-from fastapi import Query
+from fastapi import Depends, Query
 from pydantic import BaseModel
 from sqlalchemy import and_, or_
 from sqlalchemy.sql.elements import ColumnElement
@@ -37,6 +37,10 @@ def page_params(
     pageSize: Annotated[int, Query(ge=1, le=PAGE_SIZE_MAX, description="Items per page")] = PAGE_SIZE_DEFAULT,
 ) -> PageParams:
     return PageParams(page=page, pageSize=pageSize)
+
+
+Paging = Annotated[PageParams, Depends(page_params)]
+"""A list route's parameter type for ``page`` and ``pageSize``."""
 
 
 class Page(BaseModel, Generic[T]):

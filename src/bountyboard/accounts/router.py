@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, status
-from sqlalchemy.ext.asyncio import AsyncSession
+from fastapi import APIRouter, status
 
 from bountyboard.accounts import service
 from bountyboard.accounts.auth import Actor, require
@@ -23,11 +22,9 @@ from bountyboard.accounts.schemas import (
     UserOut,
 )
 from bountyboard.accounts.scopes import Scope
-from bountyboard.db import get_session
+from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
-from bountyboard.pagination import DataList, Page, PageParams, page_params
-
-Session = Annotated[AsyncSession, Depends(get_session)]
+from bountyboard.pagination import DataList, Page, Paging
 
 identity_router = APIRouter(tags=["identity"], responses=problem_responses(401))
 router = APIRouter(prefix="/v1", responses=problem_responses(401, 403, 422))
@@ -44,8 +41,8 @@ async def agent_me(actor: Annotated[Actor, require()]) -> ActorContext:
 
 
 @router.get("/agent/bots", tags=["bots"], summary="List bot identities", response_model=Page[BotOut])
-async def list_bots(session: Session, actor: Annotated[Actor, require(Scope.AGENT_MANAGE)],
-                    paging: Annotated[PageParams, Depends(page_params)]) -> Page[BotOut]:
+async def list_bots(session: SessionDep, actor: Annotated[Actor, require(Scope.AGENT_MANAGE)],
+                    paging: Paging) -> Page[BotOut]:
     bots = await service.list_bots(session, actor.user_id)  # an operator's few bots: paged in memory
     shown = bots[paging.offset:paging.offset + paging.pageSize]
     return Page.of([service.bot_out(bot) for bot in shown], paging, len(bots))
@@ -53,7 +50,7 @@ async def list_bots(session: Session, actor: Annotated[Actor, require(Scope.AGEN
 
 @router.post("/agent/bots", tags=["bots"], summary="Create a bot identity", status_code=status.HTTP_201_CREATED,
              response_model=BotOut, responses=problem_responses(409))
-async def create_bot(body: BotCreate, session: Session,
+async def create_bot(body: BotCreate, session: SessionDep,
                      actor: Annotated[Actor, user_key(Scope.AGENT_MANAGE, "Creating a bot")]) -> BotOut:
     bot = await service.create_bot(session, actor.user, body.name, body.description, body.maxActiveClaims)
     return service.bot_out(bot)
@@ -66,14 +63,14 @@ async def profile(actor: Annotated[Actor, require(Scope.PROFILE_READ)]) -> UserO
 
 @router.get("/profile/api-keys", tags=["profile"], summary="List the operator's API keys",
             response_model=DataList[ApiKeyOut])
-async def list_api_keys(session: Session,
+async def list_api_keys(session: SessionDep,
                         actor: Annotated[Actor, user_key(Scope.PROFILE_READ, "Listing keys")]) -> DataList[ApiKeyOut]:
     return DataList(data=[service.key_out(key) for key in await service.list_keys(session, actor.user_id)])
 
 
 @router.post("/profile/api-keys", tags=["profile"], summary="Create a scoped API key (shown once)",
              response_model=ApiKeyCreated, responses=problem_responses(404))
-async def create_api_key(body: ApiKeyCreate, session: Session,
+async def create_api_key(body: ApiKeyCreate, session: SessionDep,
                          actor: Annotated[Actor, require(Scope.AGENT_MANAGE)]) -> ApiKeyCreated:
     return await service.create_key_for_actor(session, actor, body.kind, body.scopes, body.botId, body.name,
                                               body.expiresAt)
@@ -81,7 +78,7 @@ async def create_api_key(body: ApiKeyCreate, session: Session,
 
 @router.delete("/profile/api-keys/{id}", tags=["profile"], summary="Revoke an API key at once",
                response_model=ApiKeyOut, responses=problem_responses(404))
-async def revoke_api_key(id: str, session: Session,
+async def revoke_api_key(id: str, session: SessionDep,
                          actor: Annotated[Actor, user_key(Scope.AGENT_MANAGE, "Revoking a key")]) -> ApiKeyOut:
     return service.key_out(await service.revoke_key(session, actor.user_id, id))
 
@@ -93,12 +90,12 @@ admin_router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=problem_r
 
 @admin_router.post("/users", summary="Create a user (admin)", response_model=UserOut,
                    responses=problem_responses(409))
-async def admin_create_user(body: UserCreate, session: Session, actor: AdminActor) -> UserOut:
+async def admin_create_user(body: UserCreate, session: SessionDep, actor: AdminActor) -> UserOut:
     user = await service.create_user(session, body.email, body.role, body.password, body.displayName)
     return service.user_out(user)
 
 
 @admin_router.post("/users/{id}/api-keys", summary="Issue an API key to a user (admin)",
                    response_model=ApiKeyCreated, responses=problem_responses(404))
-async def admin_create_key(id: str, body: AdminKeyCreate, session: Session, actor: AdminActor) -> ApiKeyCreated:
+async def admin_create_key(id: str, body: AdminKeyCreate, session: SessionDep, actor: AdminActor) -> ApiKeyCreated:
     return await service.issue_key_as_admin(session, actor, id, body.kind, body.scopes, body.botId, body.name)

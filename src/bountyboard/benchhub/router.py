@@ -29,12 +29,10 @@ from bountyboard.benchhub.schemas import (
 )
 from bountyboard.clock import rfc3339
 from bountyboard.config import get_settings
-from bountyboard.db import get_session
+from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
-from bountyboard.pagination import Page, PageParams, page_params
+from bountyboard.pagination import Page, Paging
 
-Session = Annotated[AsyncSession, Depends(get_session)]
-Paging = Annotated[PageParams, Depends(page_params)]
 DAY_SECONDS = 24 * 3600
 INDEX_CACHE_CONTROL = "public, max-age=300, must-revalidate"
 # Hub reads change with every upload: clients keep them and revalidate each time (a 304 is cheap).
@@ -59,7 +57,7 @@ def _etag_matches(header: str | None, etag: str) -> bool:
 
 @router.get("/benchhub/index.json", summary="The static benchmark registry", response_model=RegistryIndex,
             responses={304: {"description": "Not modified (If-None-Match matched the ETag)"}})
-async def registry_index(request: Request, session: Session) -> Response:
+async def registry_index(request: Request, session: SessionDep) -> Response:
     records, latest = await service.all_records(session)
     digest = registry.record_sha256({"records": records})
     etag = f'"{digest}"'
@@ -73,7 +71,7 @@ async def registry_index(request: Request, session: Session) -> Response:
 
 @router.get("/v1/bench/benchmarks", summary="Search benchmarks", response_model=Page[BenchmarkRecord])
 async def search_benchmarks(
-    session: Session, paging: Paging,
+    session: SessionDep, paging: Paging,
     q: Annotated[str | None, Query(max_length=200, description="Words that must all appear")] = None,
     kind: Annotated[str | None, Query(pattern="^(hf_rows|harbor_native|external_harness)$")] = None,
     tag: Annotated[str | None, Query(max_length=100)] = None,
@@ -85,7 +83,7 @@ async def search_benchmarks(
 
 @router.get("/v1/bench/benchmarks/{slug}", summary="A benchmark record", response_model=BenchmarkRecord,
             responses=problem_responses(404))
-async def get_benchmark(slug: str, session: Session) -> Response:
+async def get_benchmark(slug: str, session: SessionDep) -> Response:
     return _json((await service.get_benchmark(session, slug)).record)
 
 
@@ -103,7 +101,7 @@ async def _conditional(request: Request, session: AsyncSession, conditions: Sequ
 
 @router.get("/v1/bench/benchmarks/{slug}/leaderboard", summary="(Model, agent) results on one benchmark",
             response_model=Leaderboard, responses={**problem_responses(404), **NOT_MODIFIED})
-async def benchmark_leaderboard(slug: str, request: Request, session: Session,
+async def benchmark_leaderboard(slug: str, request: Request, session: SessionDep,
                                 includeAnonymous: IncludeAnonymous = True) -> Response:
     return await _conditional(request, session, results.leaderboard_conditions(slug),
                               lambda: results.leaderboard(session, slug, include_anonymous=includeAnonymous))
@@ -111,7 +109,7 @@ async def benchmark_leaderboard(slug: str, request: Request, session: Session,
 
 @router.put("/v1/admin/bench/benchmarks/{slug}", summary="Add or replace a benchmark record (admin)",
             response_model=BenchmarkRecord, responses=problem_responses(401, 403))
-async def upsert_benchmark(slug: str, body: BenchmarkRecord, session: Session, actor: AdminActor) -> Response:
+async def upsert_benchmark(slug: str, body: BenchmarkRecord, session: SessionDep, actor: AdminActor) -> Response:
     record, _ = await service.upsert_benchmark(session, slug, body.model_dump(mode="json", exclude_unset=True))
     return _json(record)
 
@@ -141,7 +139,7 @@ async def upload_quota(
     # Anonymous uploads are allowed: the empty requirement sits beside bearerAuth with runs:write.
     openapi_extra={"security": [{}]},
 )
-async def upload_run(body: RunUpload, session: Session,
+async def upload_run(body: RunUpload, session: SessionDep,
                      uploader: Annotated[service.Uploader, Depends(upload_quota)]) -> RunUploadResult:
     run, duplicate = await service.upload_run(session, body, uploader)
     return RunUploadResult(run=run, duplicate=duplicate)
@@ -149,7 +147,7 @@ async def upload_run(body: RunUpload, session: Session,
 
 @router.get("/v1/bench/runs", summary="List uploaded runs", response_model=Page[RunOut])
 async def list_runs(
-    session: Session, paging: Paging,
+    session: SessionDep, paging: Paging,
     benchmark: Annotated[str | None, Query(max_length=100)] = None,
     model: Annotated[str | None, Query(max_length=300, description="Matched through the model alias table")] = None,
     submitter: Annotated[str | None, Query(max_length=64, description="usr_... or anon_...")] = None,
@@ -162,20 +160,20 @@ async def list_runs(
 
 @router.get("/v1/bench/runs/{id}", summary="A run with its trials", response_model=RunDetail,
             responses=problem_responses(404))
-async def get_run(id: str, session: Session) -> RunDetail:
+async def get_run(id: str, session: SessionDep) -> RunDetail:
     return await service.get_run(session, id)
 
 
 @router.post("/v1/admin/bench/runs/{id}/retract", summary="Retract a run, with a visible reason (admin)",
              response_model=RunOut, responses=problem_responses(401, 403, 404, 409))
-async def retract_run(id: str, body: RetractBody, session: Session, actor: AdminActor) -> RunOut:
+async def retract_run(id: str, body: RetractBody, session: SessionDep, actor: AdminActor) -> RunOut:
     return await service.retract_run(session, id, body.reason, actor.user_id)
 
 
 @router.get("/v1/bench/reproduced", summary="Reproduced results and gaps for a model",
             response_model=ReproducedAnswer, responses=NOT_MODIFIED)
 async def reproduced(
-    request: Request, session: Session,
+    request: Request, session: SessionDep,
     model: Annotated[str, Query(min_length=1, max_length=300, description="e.g. anthropic/claude-sonnet-4-5")],
     includeAnonymous: IncludeAnonymous = True,
 ) -> Response:

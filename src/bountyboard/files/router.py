@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.auth import Actor, require, require_optional
 from bountyboard.accounts.scopes import Scope
-from bountyboard.db import get_session
+from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.files import downloads, service
 from bountyboard.files.schemas import DownloadLink, UploadOut, UploadRequest, UploadSlot
 
-Session = Annotated[AsyncSession, Depends(get_session)]
 Expires = Annotated[int, Query(description="When the link stops working (Unix seconds).")]
 Signature = Annotated[str, Query(max_length=128, description="The service's signature of the link.")]
 
@@ -24,14 +22,14 @@ router = APIRouter(prefix="/v1", tags=["files"], responses=problem_responses(404
 
 @router.post("/agent/claims/{id}/uploads", summary="Open an upload slot for a file of an active claim",
              status_code=201, response_model=UploadSlot, responses=problem_responses(401, 403, 409))
-async def create_upload(id: str, body: UploadRequest, session: Session,
+async def create_upload(id: str, body: UploadRequest, session: SessionDep,
                         actor: Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]) -> UploadSlot:
     return await service.create_slot(session, actor, id, body)
 
 
 @router.post("/agent/claims/{id}/uploads/{fileKey}/complete", summary="Check the bytes sent to a presigned URL",
              response_model=UploadOut, responses=problem_responses(401, 403, 409))
-async def complete_upload(id: str, fileKey: str, session: Session,
+async def complete_upload(id: str, fileKey: str, session: SessionDep,
                           actor: Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]) -> UploadOut:
     return await service.complete(session, actor, id, fileKey)
 
@@ -41,13 +39,13 @@ async def complete_upload(id: str, fileKey: str, session: Session,
             openapi_extra={"requestBody": {"required": True, "content": {
                 "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}})
 async def put_upload(fileKey: str, expires: Expires, signature: Signature, request: Request,
-                     session: Session) -> UploadOut:
+                     session: SessionDep) -> UploadOut:
     return await service.receive(session, fileKey, expires, signature, request.stream())
 
 
 @router.get("/files/{fileKey}/link", summary="A short-lived download link to a submitted file",
             response_model=DownloadLink, responses=problem_responses(401, 403))
-async def file_link(fileKey: str, session: Session,
+async def file_link(fileKey: str, session: SessionDep,
                     actor: Annotated[Actor | None, require_optional(Scope.CLAIMS_READ)]) -> DownloadLink:
     return await downloads.download_link(session, actor, fileKey)
 
@@ -55,5 +53,5 @@ async def file_link(fileKey: str, session: Session,
 @router.get("/files/{fileKey}/content", summary="A file's bytes, through a signed download link",
             response_class=StreamingResponse, responses={200: {"content": {"application/octet-stream": {}}},
                                                          **problem_responses(410)})
-async def file_content(fileKey: str, expires: Expires, signature: Signature, session: Session) -> StreamingResponse:
+async def file_content(fileKey: str, expires: Expires, signature: Signature, session: SessionDep) -> StreamingResponse:
     return await downloads.serve(session, fileKey, expires, signature)

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from bountyboard.accounts.auth import Actor, require, require_role, require_user_key
-from bountyboard.accounts.models import User
-from bountyboard.accounts.scopes import Role, Scope
+from bountyboard.accounts.auth import Actor, require
+from bountyboard.accounts.dependencies import Publisher, Reviewer
+from bountyboard.accounts.scopes import Scope
 from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
-from bountyboard.db import get_session
+from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
 from bountyboard.market import claim_flows, listing, review, service, submissions, task_flows
@@ -35,28 +34,15 @@ from bountyboard.market.schemas import (
     TaskCreate,
     TaskUpdate,
 )
-from bountyboard.pagination import KeysetPage, Page, PageParams, after_param, page_params
+from bountyboard.pagination import KeysetPage, Page, Paging, after_param
 
-Session = Annotated[AsyncSession, Depends(get_session)]
-Paging = Annotated[PageParams, Depends(page_params)]
 After = Annotated[str | None, Depends(after_param)]
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
 
 
-async def _publisher(actor: Annotated[Actor, require(Scope.TASKS_PUBLISH)]) -> User:
-    require_user_key(actor, "Publishing tasks")
-    require_role(actor, Role.PUBLISHER)
-    return actor.user
-
-
-async def _reviewer(actor: Annotated[Actor, require(Scope.CLAIMS_REVIEW)]) -> User:
-    require_user_key(actor, "Reviewing")
-    require_role(actor, Role.REVIEWER)
-    return actor.user
-
-
-Publisher = Annotated[User, Depends(_publisher)]
-Reviewer = Annotated[User, Depends(_reviewer)]
+# The agent's guarantees; publishers' and reviewers' are in accounts.dependencies.
+Claimer = Annotated[Actor, require(Scope.TASKS_CLAIM)]
+Submitter = Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]
 
 agent_router = APIRouter(prefix="/v1", tags=["agent"], responses=problem_responses(401, 403, 404, 422))
 publisher_router = APIRouter(prefix="/v1/tasks", tags=["publisher"], responses=problem_responses(401, 403, 404, 422))
@@ -75,7 +61,7 @@ _CONDITIONAL: dict[int | str, dict[str, Any]] = {
                               "Send the answer's `ETag` back as `If-None-Match` to get 304 while nothing in it "
                               "changed.")
 async def list_tasks(
-    request: Request, session: Session, actor: Annotated[Actor, require(Scope.TASKS_READ)], paging: Paging,
+    request: Request, session: SessionDep, actor: Annotated[Actor, require(Scope.TASKS_READ)], paging: Paging,
     after: After, module: ModuleFilter = None,
     status: Annotated[BoardStatus | None, Query(description="Task status; published when omitted")] = None,
 ) -> Response:
@@ -89,21 +75,21 @@ async def list_tasks(
 
 
 @agent_router.get("/agent/tasks/{id}", summary="One task", response_model=AgentTask, responses=_CONDITIONAL)
-async def get_task(id: str, request: Request, session: Session,
+async def get_task(id: str, request: Request, session: SessionDep,
                    actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
     return conditional_json(request, service.task_out(await service.get_task_for(session, actor.user, id)))
 
 
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,
                    responses=problem_responses(409))
-async def claim_task(id: str, session: Session, actor: Annotated[Actor, require(Scope.TASKS_CLAIM)]) -> ClaimCreated:
+async def claim_task(id: str, session: SessionDep, actor: Claimer) -> ClaimCreated:
     return service.claim_created(await claim_flows.claim_task(session, actor, id))
 
 
 @agent_router.get("/agent/claims", summary="The caller's claims", response_model=KeysetPage[AgentClaimStatus],
                   description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`).")
 async def list_claims(
-    session: Session, actor: Annotated[Actor, require(Scope.CLAIMS_READ)], paging: Paging, after: After,
+    session: SessionDep, actor: Annotated[Actor, require(Scope.CLAIMS_READ)], paging: Paging, after: After,
     status: Annotated[ClaimStatus | None, Query(description="Only claims in this status")] = None,
 ) -> KeysetPage[AgentClaimStatus]:
     return await listing.list_holder_claims(session, actor, status, paging, after)
@@ -111,47 +97,45 @@ async def list_claims(
 
 @agent_router.get("/agent/claims/{id}/status", summary="Claim state, review state and next action",
                   response_model=AgentClaimStatus, responses=_CONDITIONAL)
-async def claim_status(id: str, request: Request, session: Session,
+async def claim_status(id: str, request: Request, session: SessionDep,
                        actor: Annotated[Actor, require(Scope.CLAIMS_READ)]) -> Response:
     return conditional_json(request, await service.get_claim_for(session, actor, id))
 
 
-@agent_router.post("/agent/claims/{id}/submit", summary="Record the final artifact (once)",
-                   response_model=SubmissionReceipt, responses=problem_responses(409))
-async def submit(id: str, body: SubmissionBody, session: Session,
-                 actor: Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]) -> SubmissionReceipt:
+def _claim_action(action: str, summary: str, answer: type[Any]) -> Any:
+    """The route of ``POST /v1/agent/claims/{id}/<action>``: a move of the caller's claim (409 when refused)."""
+    return agent_router.post(f"/agent/claims/{{id}}/{action}", summary=summary, response_model=answer,
+                             responses=problem_responses(409))
+
+
+@_claim_action("submit", "Record the final artifact (once)", SubmissionReceipt)
+async def submit(id: str, body: SubmissionBody, session: SessionDep, actor: Submitter) -> SubmissionReceipt:
     return service.receipt(await submissions.submit(session, actor, id, body))
 
 
-@agent_router.post("/agent/claims/{id}/heartbeat", summary="Extend an active claim's TTL",
-                   response_model=AgentClaimStatus, responses=problem_responses(409))
-async def heartbeat(id: str, session: Session,
-                    actor: Annotated[Actor, require(Scope.TASKS_CLAIM)]) -> AgentClaimStatus:
+@_claim_action("heartbeat", "Extend an active claim's TTL", AgentClaimStatus)
+async def heartbeat(id: str, session: SessionDep, actor: Claimer) -> AgentClaimStatus:
     return (await service.claim_statuses(session, [await claim_flows.heartbeat(session, actor, id)]))[0]
 
 
-@agent_router.post("/agent/claims/{id}/release", summary="Give an active claim back",
-                   response_model=AgentClaimStatus, responses=problem_responses(409))
-async def release(id: str, session: Session,
-                  actor: Annotated[Actor, require(Scope.TASKS_CLAIM)]) -> AgentClaimStatus:
+@_claim_action("release", "Give an active claim back", AgentClaimStatus)
+async def release(id: str, session: SessionDep, actor: Claimer) -> AgentClaimStatus:
     return (await service.claim_statuses(session, [await claim_flows.release_claim(session, actor, id)]))[0]
 
 
-@agent_router.post("/agent/claims/{id}/appeal", summary="Appeal a rejection within the appeal window",
-                   response_model=AppealOut, responses=problem_responses(409))
-async def appeal(id: str, body: AppealCreate, session: Session,
-                 actor: Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]) -> AppealOut:
+@_claim_action("appeal", "Appeal a rejection within the appeal window", AppealOut)
+async def appeal(id: str, body: AppealCreate, session: SessionDep, actor: Submitter) -> AppealOut:
     return service.appeal_out(await review.open_appeal(session, actor, id, body))
 
 
 @agent_router.get("/judge/tasks/{id}/target", summary="The submission a judge task evaluates",
                   response_model=JudgeTarget)
-async def judge_target(id: str, session: Session, actor: Annotated[Actor, require(Scope.JUDGE_READ)]) -> JudgeTarget:
+async def judge_target(id: str, session: SessionDep, actor: Annotated[Actor, require(Scope.JUDGE_READ)]) -> JudgeTarget:
     return await service.judge_target(session, actor, id)
 
 
 @agent_router.get("/leaderboard", summary="Arena rankings and per-bot reputation", response_model=Leaderboard)
-async def leaderboard(session: Session, actor: Annotated[Actor, require(Scope.LEADERBOARD_READ)],
+async def leaderboard(session: SessionDep, actor: Annotated[Actor, require(Scope.LEADERBOARD_READ)],
                       limit: Annotated[int, Query(ge=1, le=100)] = 20) -> Leaderboard:
     return await service.leaderboard(session, limit)
 
@@ -159,53 +143,53 @@ async def leaderboard(session: Session, actor: Annotated[Actor, require(Scope.LE
 # Publishers ---------------------------------------------------------------------------------------
 
 @publisher_router.post("", summary="Create a task (as a draft)", response_model=AgentTask)
-async def create_task(body: TaskCreate, session: Session, publisher: Publisher) -> AgentTask:
+async def create_task(body: TaskCreate, session: SessionDep, publisher: Publisher) -> AgentTask:
     return service.task_out(await service.create_task(session, publisher, body))
 
 
 @publisher_router.get("", summary="The publisher's tasks", response_model=Page[AgentTask])
-async def list_own_tasks(session: Session, publisher: Publisher, paging: Paging, module: ModuleFilter = None,
+async def list_own_tasks(session: SessionDep, publisher: Publisher, paging: Paging, module: ModuleFilter = None,
                          status: TaskStatus | None = None) -> Page[AgentTask]:
     return await service.list_publisher_tasks(session, publisher, module, status, paging)
 
 
 @publisher_router.get("/{id}", summary="One of the publisher's tasks", response_model=AgentTask)
-async def get_own_task(id: str, session: Session, publisher: Publisher) -> AgentTask:
+async def get_own_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
     return service.task_out(await service.get_own_task(session, publisher, id))
 
 
 @publisher_router.patch("/{id}", summary="Edit a draft", response_model=AgentTask, responses=problem_responses(409))
-async def update_task(id: str, body: TaskUpdate, session: Session, publisher: Publisher) -> AgentTask:
+async def update_task(id: str, body: TaskUpdate, session: SessionDep, publisher: Publisher) -> AgentTask:
     return service.task_out(await service.update_task(session, publisher, id, body))
 
 
 @publisher_router.post("/{id}/publish", summary="Publish a draft, escrowing its bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
-async def publish_task(id: str, session: Session, publisher: Publisher) -> AgentTask:
+async def publish_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
     return service.task_out(await task_flows.publish_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/cancel", summary="Cancel a task, refunding its escrow", response_model=AgentTask,
                        responses=problem_responses(409))
-async def cancel_task(id: str, session: Session, publisher: Publisher) -> AgentTask:
+async def cancel_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
     return service.task_out(await task_flows.cancel_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/close", summary="Close an arena: rank and pay by payoutSplit", response_model=AgentTask,
                        responses=problem_responses(409))
-async def close_task(id: str, session: Session, publisher: Publisher) -> AgentTask:
+async def close_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
     return service.task_out(await task_flows.close_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/fund", summary="Add funds to a donate task's bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
-async def fund_task(id: str, body: FundRequest, session: Session, publisher: Publisher) -> AgentTask:
+async def fund_task(id: str, body: FundRequest, session: SessionDep, publisher: Publisher) -> AgentTask:
     return service.task_out(await task_flows.fund_task(session, publisher, id, to_cents(body.amount)))
 
 
 @publisher_router.get("/{id}/claims", summary="The claims of a task, with their submissions",
                       response_model=Page[ClaimDetail])
-async def task_claims(id: str, session: Session, publisher: Publisher, paging: Paging) -> Page[ClaimDetail]:
+async def task_claims(id: str, session: SessionDep, publisher: Publisher, paging: Paging) -> Page[ClaimDetail]:
     return await service.list_task_claims(session, publisher, id, paging)
 
 
@@ -213,25 +197,25 @@ async def task_claims(id: str, session: Session, publisher: Publisher, paging: P
 
 @review_router.get("/review/queue", summary="Submissions awaiting review, oldest first",
                    response_model=Page[ClaimDetail])
-async def review_queue(session: Session, reviewer: Reviewer, paging: Paging,
+async def review_queue(session: SessionDep, reviewer: Reviewer, paging: Paging,
                        module: ModuleFilter = None) -> Page[ClaimDetail]:
     return await service.review_queue(session, reviewer, module, paging)
 
 
 @review_router.post("/review/claims/{id}", summary="Accept or reject a submission", response_model=ClaimDetail,
                     responses=problem_responses(409))
-async def review_claim(id: str, body: ReviewDecision, session: Session, reviewer: Reviewer) -> ClaimDetail:
+async def review_claim(id: str, body: ReviewDecision, session: SessionDep, reviewer: Reviewer) -> ClaimDetail:
     claim = await review.review_claim(session, reviewer, id, body)
     return (await service.claim_details(session, [claim]))[0]
 
 
 @review_router.get("/appeals", summary="Appeals", response_model=Page[AppealOut])
-async def list_appeals(session: Session, reviewer: Reviewer, paging: Paging,
+async def list_appeals(session: SessionDep, reviewer: Reviewer, paging: Paging,
                        status: Literal["open", "resolved"] | None = "open") -> Page[AppealOut]:
     return await service.list_appeals(session, reviewer, status, paging)
 
 
 @review_router.post("/appeals/{id}/resolve", summary="Resolve an appeal", response_model=AppealOut,
                     responses=problem_responses(409))
-async def resolve_appeal(id: str, body: AppealResolve, session: Session, reviewer: Reviewer) -> AppealOut:
+async def resolve_appeal(id: str, body: AppealResolve, session: SessionDep, reviewer: Reviewer) -> AppealOut:
     return service.appeal_out(await review.resolve_appeal(session, reviewer, id, body))

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends
-from sqlalchemy.ext.asyncio import AsyncSession
+from fastapi import APIRouter
 
 from bountyboard.accounts.dependencies import AdminActor
-from bountyboard.db import get_session
+from bountyboard.db import SessionDep
 from bountyboard.events.schemas import EventOut
 from bountyboard.pagination import DataList
 from bountyboard.testing import service
 from bountyboard.testing.schemas import ClockAdvance, ClockState, EventBurst, Hold
 
-Session = Annotated[AsyncSession, Depends(get_session)]
 router = APIRouter(prefix="/v1/admin", tags=["admin"], include_in_schema=False)
 
 
@@ -29,5 +25,5 @@ async def hold(body: Hold, actor: AdminActor) -> dict[str, float]:
 
 
 @router.post("/events", summary="Emit events through the real emit() path", response_model=DataList[EventOut])
-async def emit_events(body: EventBurst, session: Session, actor: AdminActor) -> DataList[EventOut]:
+async def emit_events(body: EventBurst, session: SessionDep, actor: AdminActor) -> DataList[EventOut]:
     return DataList(data=[EventOut.of(event) for event in await service.emit_burst(session, body)])
