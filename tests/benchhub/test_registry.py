@@ -37,6 +37,15 @@ def test_reference_scores_always_carry_a_source() -> None:
     assert all(ref["sourceUrl"].startswith("https://") for ref in claims)
 
 
+def test_homepages_are_pages_or_null_never_guessed() -> None:
+    """A homepage is an http(s) page of the benchmark's own, or null: the arithmetic rows ship with the
+    package and have no page of their own (docs/bench.md describes them)."""
+    homepages = {record["slug"]: record["homepage"] for record in DOCUMENT["benchmarks"]}
+    assert homepages["arithmetic"] is None
+    assert all(url is None or url.startswith(("https://", "http://")) for url in homepages.values())
+    assert not [slug for slug, url in homepages.items() if url and "github.com/bountyboard/" in url]
+
+
 def test_gsm8k_uses_the_answer_after_the_four_hashes() -> None:
     adapter = next(r for r in DOCUMENT["benchmarks"] if r["slug"] == "gsm8k")["harbor"]["adapter"]
     assert (adapter["dataset"], adapter["config"], adapter["split"]) == ("openai/gsm8k", "main", "test")
@@ -62,6 +71,8 @@ def _mutated(slug: str, change: Any) -> dict[str, Any]:
     ("mmlu", lambda r: r["referenceScores"][0].update(value=86.4), "referenceScores.0.value"),
     ("mmlu", lambda r: r["metric"].update(min=1, max=0), "metric"),
     ("humaneval", lambda r: r.update(reproducible=True), "reproducible"),
+    ("gsm8k", lambda r: r.update(homepage="docs/bench.md"), "homepage"),
+    ("gsm8k", lambda r: r.pop("homepage"), "record"),
 ])
 def test_broken_records_are_refused(slug: str, change: Any, field: str) -> None:
     errors = registry.record_errors(_mutated(slug, change))

@@ -285,7 +285,7 @@ class BenchmarkRecord(WireModel):
     version: str
     description: str
     tags: list[str]
-    homepage: str
+    homepage: str | None = Field(description="The benchmark's own page; null when it has none (shipped rows).")
     license: str | None
     metric: Metric
     tolerance: Tolerance

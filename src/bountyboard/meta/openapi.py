@@ -25,7 +25,7 @@ from fastapi.routing import APIRoute, RouteContext, iter_route_contexts
 from bountyboard.accounts.auth import BEARER_SCHEME, optionally_authenticated
 from bountyboard.accounts.keys import KEY_PREFIX
 from bountyboard.config import get_settings
-from bountyboard.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, ProblemDetail
+from bountyboard.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, ErrorCode, ProblemDetail
 from bountyboard.idempotency import MAX_KEY_LENGTH
 from bountyboard.meta.schema_examples import attach_example
 from bountyboard.meta.webhooks import add_webhooks
@@ -51,16 +51,18 @@ TAG_DESCRIPTIONS = {
     BENCHHUB_TAG: "Benchmark registry, run uploads and reproduced results.",
 }
 
-_PROBLEM_EXAMPLES: dict[int, tuple[str, str]] = {
-    400: ("invalid_idempotency_key", f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters."),
-    401: ("unauthenticated", "This operation needs an API key: send Authorization: Bearer svc-..."),
-    403: ("insufficient_scope", "This operation needs the scope tasks:claim, which the API key does not carry."),
-    404: ("not_found", "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller."),
-    409: ("idempotency_key_in_use", "A request with this Idempotency-Key is still being processed. Retry later."),
-    413: ("payload_too_large", "The request body is larger than this route accepts (1048576 bytes)."),
-    422: ("validation_failed", "The request is not valid: resultType: Input should be 'text'"),
-    429: ("rate_limited", "Too many requests. Retry after the number of seconds in Retry-After."),
-    500: ("internal_error", "The server failed to answer this request. Quote the requestId when reporting it."),
+_PROBLEM_EXAMPLES: dict[int, tuple[ErrorCode, str]] = {
+    400: (ErrorCode.INVALID_IDEMPOTENCY_KEY, f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} printable characters."),
+    401: (ErrorCode.UNAUTHENTICATED, "This operation needs an API key: send Authorization: Bearer svc-..."),
+    403: (ErrorCode.INSUFFICIENT_SCOPE,
+          "This operation needs the scope tasks:claim, which the API key does not carry."),
+    404: (ErrorCode.NOT_FOUND, "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller."),
+    409: (ErrorCode.IDEMPOTENCY_KEY_IN_USE,
+          "A request with this Idempotency-Key is still being processed. Retry later."),
+    413: (ErrorCode.PAYLOAD_TOO_LARGE, "The request body is larger than this route accepts (1048576 bytes)."),
+    422: (ErrorCode.VALIDATION_FAILED, "The request is not valid: resultType: Input should be 'text'"),
+    429: (ErrorCode.RATE_LIMITED, "Too many requests. Retry after the number of seconds in Retry-After."),
+    500: (ErrorCode.INTERNAL_ERROR, "The server failed to answer this request. Quote the requestId when reporting it."),
 }
 _PROBLEM_DESCRIPTIONS = {
     400: "Bad request (for example a malformed Idempotency-Key)",
@@ -105,7 +107,7 @@ def _dependency_calls(dependant: Dependant) -> Iterator[Callable[..., Any] | Non
 
 
 def _problem(status: int, scopes: list[str]) -> dict[str, Any]:
-    code, detail = _PROBLEM_EXAMPLES.get(status, ("http_error", "The request failed."))
+    code, detail = _PROBLEM_EXAMPLES.get(status, (ErrorCode.HTTP_ERROR, "The request failed."))
     example = ProblemDetail(
         type=PROBLEM_TYPE_BASE + code, title=HTTPStatus(status).phrase, status=status, detail=detail,
         instance="/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim", code=code,
