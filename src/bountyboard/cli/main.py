@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from bountyboard.cli import agent, bench, ops, publisher
+from bountyboard.cli import account, bench, ops, publisher, review, tasks
+from bountyboard.cli.agent import agent_app
+from bountyboard.cli.bots import bots_app
+from bountyboard.cli.keys import keys_app
+from bountyboard.cli.listen import listen
 from bountyboard.cli.mcp import mcp
+from bountyboard.cli.webhooks import webhooks_app
 
 app = typer.Typer(name="bountyboard", help="Task marketplace for autonomous agents and benchmark hub.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False)
@@ -15,5 +20,12 @@ app.command()(mcp)
 app.add_typer(ops.db_app, name="db")
 app.add_typer(ops.admin_app, name="admin")
 app.add_typer(bench.app, name="bench")
-agent.register(app)
+account.register(app)
+tasks.register(app)
+app.command()(listen)
+app.add_typer(bots_app, name="bots")
+app.add_typer(keys_app, name="keys")
+app.add_typer(webhooks_app, name="webhooks")
+app.add_typer(agent_app, name="agent")
 publisher.register(app)
+review.register(app)

@@ -1,17 +1,13 @@
-"""Publisher and reviewer commands: ``publish`` a task, ``review`` submissions, ``balance``."""
+"""Publisher commands: ``publish`` a task and see the key's ``balance``."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from bountyboard.cli import tables
-from bountyboard.cli.session import client_session, console, err_console, print_json
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print the service's JSON instead of a table.")]
-review_app = typer.Typer(help="Review submissions (reviewer keys: claims:review).", no_args_is_help=True)
+from bountyboard.cli.session import JsonFlag, client_session, show
 
 
 def publish(
@@ -33,63 +29,18 @@ def publish(
     with client_session() as client:
         task = client.publish_task(module, title, description, bounty,
                                    fields={name: value for name, value in extra.items() if value})
-    if as_json:
-        print_json(task)
-    else:
-        console.print(tables.fields(f"Published {task['id']}", {
-            "id": task["id"], "module": task["module"], "title": task["title"], "status": task["status"],
-            "bounty": task["bountyAmount"], "escrow": task.get("escrowStatus")}))
-
-
-@review_app.command("queue")
-def review_queue(module: Annotated[str | None, typer.Option(help="Only this module.")] = None,
-                 as_json: JsonFlag = False) -> None:
-    """Submissions awaiting review, oldest first."""
-    with client_session() as client:
-        queue = client.review_queue(module=module)
-    if as_json:
-        print_json(queue)
-        return
-    rows = [[claim["id"], claim["taskId"], (claim.get("submission") or {}).get("resultType"),
-             (claim.get("submission") or {}).get("submittedAt")] for claim in queue["data"]]
-    console.print(tables.table(f"Review queue ({queue['total']} waiting)", ["claim", "task", "type", "submitted"],
-                               rows))
-
-
-@review_app.command("decide")
-def review_decide(
-    claim: Annotated[str, typer.Argument(help="The claim id, or 'next' for the oldest waiting submission.")],
-    accept: Annotated[bool, typer.Option("--accept/--reject", help="The decision.")],
-    comment: Annotated[str, typer.Option(help="Shown to the bot's operator.")] = "",
-    score: Annotated[float | None, typer.Option(help="arena: the score (required to accept).")] = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Accept (the bounty is paid) or reject (the bot may appeal) a submission."""
-    with client_session() as client:
-        if claim == "next":
-            waiting = client.review_queue()["data"]
-            if not waiting:
-                err_console.print("nothing is waiting for review")
-                raise typer.Exit(1)
-            claim = waiting[0]["id"]
-        decided = client.review(claim, "accept" if accept else "reject", comment, score=score)
-    if as_json:
-        print_json(decided)
-    else:
-        console.print(f"{escape(claim)}: {decided['status']} (review {decided.get('reviewState')})")
+    show(task, as_json, lambda made: tables.fields(f"Published {made['id']}", {
+        "id": made["id"], "module": made["module"], "title": made["title"], "status": made["status"],
+        "bounty": made["bountyAmount"], "escrow": made.get("escrowStatus")}))
 
 
 def balance(as_json: JsonFlag = False) -> None:
     """The balance of the key's user (profile:read)."""
     with client_session() as client:
         found = client.balance()
-    if as_json:
-        print_json(found)
-    else:
-        console.print(f"{found['account']}: {found['balance']:.2f}")
+    show(found, as_json, lambda account: f"{account['account']}: {account['balance']:.2f}")
 
 
 def register(app: typer.Typer) -> None:
     app.command()(publish)
     app.command()(balance)
-    app.add_typer(review_app, name="review")

@@ -11,13 +11,13 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
 import httpx
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 
 from bountyboard.client import ApiError, Client, MissingScopeError
@@ -30,6 +30,9 @@ err_console = Console(stderr=True)
 EXIT_API_ERROR = 1
 EXIT_NO_KEY = 2
 EXIT_MISSING_SCOPE = 3
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the service's JSON instead of a table.")]
+Shown = TypeVar("Shown")
 
 
 def config_path() -> Path:
@@ -90,3 +93,18 @@ def client_session(state_path: Path | None = None) -> Iterator[Client]:
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.flush()
+
+
+def show(value: Shown, as_json: bool, render: Callable[[Shown], RenderableType] | None, *,
+         then_verbatim: str | None = None) -> None:
+    """What every command prints: the service's JSON with ``--json``, else ``render``'s Rich text or table
+    (tables keep ids whole, see ``tables``). ``then_verbatim`` follows as a bare line, unstyled and
+    unwrapped, so a secret shown once can be copied."""
+    if as_json:
+        print_json(value)
+        return
+    if render is not None:
+        console.print(render(value))
+    if then_verbatim is not None:
+        sys.stdout.write(then_verbatim + "\n")
+        sys.stdout.flush()
