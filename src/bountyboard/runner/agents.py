@@ -1,4 +1,4 @@
-"""Agents that ``bench run`` drives locally, without Docker, and the factory that makes them.
+"""Agents that ``bench run`` drives locally, without Docker, and the registry (name -> class) that makes them.
 
 - ``oracle`` runs the task's ``solution/solve.sh`` (the reference answer), as Harbor's oracle does;
 - ``nop`` answers nothing;
@@ -15,16 +15,16 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 import httpx
 
 from bountyboard import __version__
 from bountyboard.client.exceptions import BountyboardError
 
-AGENT_NAMES = ("oracle", "nop", "command", "openai")
 SYSTEM_PROMPT = ("You are solving one benchmark task. Reply with only the final answer, "
                  "with no explanation and no formatting.")
 
@@ -64,6 +64,24 @@ class Agent(Protocol):
     async def close(self) -> None: ...
 
 
+class BuiltInAgent(ABC):
+    """What the registered agents share: built from the command line's :class:`AgentSpec`, which they check
+    for what they need, and nothing to release unless they say so."""
+
+    name: str
+    version: str
+
+    @abstractmethod
+    async def run(self, task: TaskInput) -> AgentOutput: ...
+
+    @classmethod
+    def from_spec(cls, spec: AgentSpec) -> Self:
+        return cls()
+
+    async def close(self) -> None:
+        return None
+
+
 async def _run_process(args: str | list[str], *, stdin: str | None, time_limit: float,
                        env: dict[str, str] | None = None) -> tuple[int, str, str]:
     kwargs = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE,
@@ -83,7 +101,7 @@ async def _run_process(args: str | list[str], *, stdin: str | None, time_limit: 
 
 
 @dataclass
-class OracleAgent:
+class OracleAgent(BuiltInAgent):
     name: str = "oracle"
     version: str = "1.0.0"
 
@@ -99,27 +117,27 @@ class OracleAgent:
             raise AgentError("NonZeroAgentExitCodeError", f"solve.sh exited with {code}: {err.strip()[:500]}")
         return AgentOutput(answer=answer_file.read_text() if answer_file.is_file() else None)
 
-    async def close(self) -> None:
-        return None
-
 
 @dataclass
-class NopAgent:
+class NopAgent(BuiltInAgent):
     name: str = "nop"
     version: str = "1.0.0"
 
     async def run(self, task: TaskInput) -> AgentOutput:
         return AgentOutput(answer=None)
 
-    async def close(self) -> None:
-        return None
-
 
 @dataclass
-class CommandAgent:
+class CommandAgent(BuiltInAgent):
     command: str
     name: str = "command"
     version: str = __version__
+
+    @classmethod
+    def from_spec(cls, spec: AgentSpec) -> Self:
+        if not spec.command:
+            raise ValueError("the command agent needs --command")
+        return cls(spec.command)
 
     async def run(self, task: TaskInput) -> AgentOutput:
         env = {**os.environ, "TASK_DIR": str(task.task_dir)}
@@ -130,12 +148,9 @@ class CommandAgent:
             raise AgentError("NonZeroAgentExitCodeError", f"the command exited with {code}: {err.strip()[:500]}")
         return AgentOutput(answer=out)
 
-    async def close(self) -> None:
-        return None
-
 
 @dataclass
-class ChatModelAgent:
+class ChatModelAgent(BuiltInAgent):
     """One chat completion per trial; the reply's text is the answer."""
 
     base_url: str
@@ -145,6 +160,12 @@ class ChatModelAgent:
     name: str = "openai"
     version: str = __version__
     _client: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_spec(cls, spec: AgentSpec) -> Self:
+        if not (spec.base_url and spec.model):
+            raise ValueError("the openai agent needs --base-url (or OPENAI_BASE_URL) and -m MODEL")
+        return cls(spec.base_url, spec.model, os.environ.get(spec.api_key_env))
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -194,9 +215,14 @@ class ChatModelAgent:
             await self._client.aclose()
 
 
+# The agents ``bench run -a NAME`` knows, as Harbor's AgentFactory maps names to classes.
+AGENTS: dict[str, type[BuiltInAgent]] = {"oracle": OracleAgent, "nop": NopAgent, "command": CommandAgent,
+                                         "openai": ChatModelAgent}
+
+
 @dataclass(frozen=True)
 class AgentSpec:
-    """What the command line asked for; :meth:`create` builds the agent."""
+    """What the command line asked for; :meth:`create` builds the agent the registry names."""
 
     name: str
     model: str | None = None
@@ -205,21 +231,11 @@ class AgentSpec:
     api_key_env: str = "OPENAI_API_KEY"
 
     def validate(self) -> None:
-        if self.name not in AGENT_NAMES:
-            raise ValueError(f"unknown agent {self.name!r}; agents are {', '.join(AGENT_NAMES)}")
-        if self.name == "command" and not self.command:
-            raise ValueError("the command agent needs --command")
-        if self.name == "openai" and not (self.base_url and self.model):
-            raise ValueError("the openai agent needs --base-url (or OPENAI_BASE_URL) and -m MODEL")
+        """:class:`ValueError` naming what is unknown or missing (building an agent opens nothing)."""
+        self.create()
 
     def create(self) -> Agent:
-        self.validate()
-        if self.name == "oracle":
-            return OracleAgent()
-        if self.name == "nop":
-            return NopAgent()
-        if self.name == "command":
-            assert self.command is not None
-            return CommandAgent(self.command)
-        assert self.base_url is not None and self.model is not None
-        return ChatModelAgent(self.base_url, self.model, os.environ.get(self.api_key_env))
+        """The agent, or :class:`ValueError` naming what is unknown or missing."""
+        if self.name not in AGENTS:
+            raise ValueError(f"unknown agent {self.name!r}; agents are {', '.join(AGENTS)}")
+        return AGENTS[self.name].from_spec(self)
