@@ -21,17 +21,9 @@ from typing import Any, TypeVar
 import httpx
 
 from bountyboard.accounts.scopes import Scope
+from bountyboard.client import operations
 from bountyboard.client import types as t
-from bountyboard.client.operations import (
-    DEFAULT_BASE_URL,
-    Call,
-    FileOp,
-    Item,
-    Operations,
-    PutFile,
-    Sleep,
-    Stream,
-)
+from bountyboard.client.operations import DEFAULT_BASE_URL, Operations
 from bountyboard.client.state import StateFile, default_state_path
 from bountyboard.client.transport import AsyncTransport
 
@@ -70,40 +62,34 @@ class AsyncClient:
 
     # Driving the shared operations with awaited I/O --------------------------------------------
 
-    async def _send(self, call: Call | PutFile) -> Any:
-        if isinstance(call, PutFile):
+    async def _send(self, call: operations.Call | operations.PutFile) -> Any:
+        if isinstance(call, operations.PutFile):
             return await self.transport.put_file(call.url, call.headers, call.chunks(), call.size)
         response = await self.transport.request(call.method, call.path, json=call.body, params=call.params,
                                                 idempotency_key=call.idempotency_key)
         return response.json()
 
-    async def _run(self, op: FileOp[T]) -> T:
-        reply: Any = None
-        failure: Exception | None = None
-        while True:
-            try:
-                call = op.throw(failure) if failure else op.send(reply)
-            except StopIteration as done:
-                return done.value
-            reply, failure = None, None
-            try:
-                reply = await self._send(call)
-            except Exception as error:  # handed to the operation, which may record it and re-raise
-                failure = error
+    async def _run(self, op: operations.FileOp[T]) -> T:
+        step = operations.advance(op, None)
+        while not isinstance(step, operations.Done):
+            step = operations.advance(op, await self._outcome(step))
+        return step.value
 
-    async def _stream(self, stream: Stream[T]) -> AsyncIterator[T]:
+    async def _outcome(self, call: operations.Call | operations.PutFile) -> Any:
+        try:
+            return await self._send(call)
+        except Exception as error:  # handed to the operation, which may record it and re-raise
+            return error
+
+    async def _stream(self, stream: operations.Stream[T]) -> AsyncIterator[T]:
         reply: Any = None
-        while True:
-            try:
-                step = stream.send(reply)
-            except StopIteration:
-                return
+        while (step := operations.step_of(stream, reply)) is not None:
             reply = None
-            if isinstance(step, Call):
+            if isinstance(step, operations.Call):
                 reply = await self._send(step)
-            elif isinstance(step, Sleep):
+            elif isinstance(step, operations.Sleep):
                 await asyncio.sleep(step.seconds)
-            elif isinstance(step, Item):
+            else:
                 yield step.value
 
     # Identity ------------------------------------------------------------------------------------

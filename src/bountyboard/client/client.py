@@ -20,17 +20,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bountyboard.accounts.scopes import Scope
+from bountyboard.client import operations
 from bountyboard.client import types as t
-from bountyboard.client.operations import (
-    DEFAULT_BASE_URL,
-    Call,
-    FileOp,
-    Item,
-    Operations,
-    PutFile,
-    Sleep,
-    Stream,
-)
+from bountyboard.client.operations import DEFAULT_BASE_URL, Operations
 from bountyboard.client.state import StateFile, default_state_path
 from bountyboard.client.transport import Transport
 
@@ -63,39 +55,33 @@ class Client:
 
     # Driving the shared operations with blocking I/O -------------------------------------------
 
-    def _send(self, call: Call | PutFile) -> Any:
-        if isinstance(call, PutFile):
+    def _send(self, call: operations.Call | operations.PutFile) -> Any:
+        if isinstance(call, operations.PutFile):
             return self.transport.put_file(call.url, call.headers, call.chunks(), call.size)
         return self.transport.request(call.method, call.path, json=call.body, params=call.params,
                                       idempotency_key=call.idempotency_key).json()
 
-    def _run(self, op: FileOp[T]) -> T:
-        reply: Any = None
-        failure: Exception | None = None
-        while True:
-            try:
-                call = op.throw(failure) if failure else op.send(reply)
-            except StopIteration as done:
-                return done.value
-            reply, failure = None, None
-            try:
-                reply = self._send(call)
-            except Exception as error:  # handed to the operation, which may record it and re-raise
-                failure = error
+    def _run(self, op: operations.FileOp[T]) -> T:
+        step = operations.advance(op, None)
+        while not isinstance(step, operations.Done):
+            step = operations.advance(op, self._outcome(step))
+        return step.value
 
-    def _stream(self, stream: Stream[T]) -> Iterator[T]:
+    def _outcome(self, call: operations.Call | operations.PutFile) -> Any:
+        try:
+            return self._send(call)
+        except Exception as error:  # handed to the operation, which may record it and re-raise
+            return error
+
+    def _stream(self, stream: operations.Stream[T]) -> Iterator[T]:
         reply: Any = None
-        while True:
-            try:
-                step = stream.send(reply)
-            except StopIteration:
-                return
+        while (step := operations.step_of(stream, reply)) is not None:
             reply = None
-            if isinstance(step, Call):
+            if isinstance(step, operations.Call):
                 reply = self._send(step)
-            elif isinstance(step, Sleep):
+            elif isinstance(step, operations.Sleep):
                 time.sleep(step.seconds)
-            elif isinstance(step, Item):
+            else:
                 yield step.value
 
     # Identity ------------------------------------------------------------------------------------

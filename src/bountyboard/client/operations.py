@@ -71,10 +71,32 @@ class Item(Generic[T]):
     value: T
 
 
+@dataclass(frozen=True)
+class Done(Generic[T]):
+    value: T
+
+
 Op = Generator[Call, Any, T]
 # An operation that also moves a file's bytes (a generator is covariant in what it yields: every Op is one).
 FileOp = Generator[Call | PutFile, Any, T]
 Stream = Generator[Call | Sleep | Item[T], Any, None]
+
+
+def advance(op: FileOp[T], outcome: Any) -> Call | PutFile | Done[T]:
+    """The operation's next request, or its result, once given the outcome of the last request: its decoded
+    answer, or the exception it raised (thrown into the operation, which may record it and re-raise)."""
+    try:
+        return op.throw(outcome) if isinstance(outcome, Exception) else op.send(outcome)
+    except StopIteration as done:
+        return Done(done.value)
+
+
+def step_of(stream: Stream[T], reply: Any) -> Call | Sleep | Item[T] | None:
+    """The stream's next step once given the last call's answer; None when it has ended."""
+    try:
+        return stream.send(reply)
+    except StopIteration:
+        return None
 
 
 class MissingScopeError(BountyboardError):
@@ -124,6 +146,11 @@ class Operations:
         if scope.value not in self._scopes:
             raise MissingScopeError([scope.value], action)
 
+    def _call(self, scope: Scope, action: str, call: Call) -> Op[Any]:
+        """The operation that is one call needing one scope."""
+        yield from self._need(scope, action)
+        return (yield call)
+
     # Identity ------------------------------------------------------------------------------------
 
     def me(self) -> Op[t.ActorContext]:
@@ -161,8 +188,7 @@ class Operations:
             page, after = page + 1, result.get("nextCursor")
 
     def get_task(self, task_id: str) -> Op[t.Task]:
-        yield from self._need(Scope.TASKS_READ, "reading a task")
-        return cast(t.Task, (yield Call("GET", f"/v1/agent/tasks/{task_id}")))
+        return self._call(Scope.TASKS_READ, "reading a task", Call("GET", f"/v1/agent/tasks/{task_id}"))
 
     def claim(self, task_id: str) -> Op[t.ClaimCreated]:
         """The claim's key and then its id are persisted, so calling again after a crash replays it."""
@@ -197,12 +223,12 @@ class Operations:
         return cast(t.ClaimPage, (yield Call("GET", "/v1/agent/claims", params)))
 
     def claim_status(self, claim_id: str) -> Op[t.ClaimStatus]:
-        yield from self._need(Scope.CLAIMS_READ, "reading a claim's status")
-        return cast(t.ClaimStatus, (yield Call("GET", f"/v1/agent/claims/{claim_id}/status")))
+        return self._call(Scope.CLAIMS_READ, "reading a claim's status",
+                          Call("GET", f"/v1/agent/claims/{claim_id}/status"))
 
     def heartbeat(self, claim_id: str) -> Op[t.ClaimStatus]:
-        yield from self._need(Scope.TASKS_CLAIM, "extending a claim")
-        return cast(t.ClaimStatus, (yield Call("POST", f"/v1/agent/claims/{claim_id}/heartbeat")))
+        return self._call(Scope.TASKS_CLAIM, "extending a claim",
+                          Call("POST", f"/v1/agent/claims/{claim_id}/heartbeat"))
 
     def release(self, claim_id: str) -> Op[t.ClaimStatus]:
         yield from self._need(Scope.TASKS_CLAIM, "releasing a claim")
@@ -270,8 +296,8 @@ class Operations:
         return cast(t.Task, (yield Call("POST", f"/v1/tasks/{draft['id']}/publish")))
 
     def review_queue(self, module: str | None, page: int | None) -> Op[dict[str, Any]]:
-        yield from self._need(Scope.CLAIMS_REVIEW, "reading the review queue")
-        return cast(dict[str, Any], (yield Call("GET", "/v1/review/queue", {"module": module, "page": page})))
+        return self._call(Scope.CLAIMS_REVIEW, "reading the review queue",
+                          Call("GET", "/v1/review/queue", {"module": module, "page": page}))
 
     def review(self, claim_id: str, decision: str, comment: str, score: float | None,
                deliverables: list[bool] | None) -> Op[dict[str, Any]]:
@@ -284,8 +310,7 @@ class Operations:
         return cast(dict[str, Any], (yield Call("POST", f"/v1/review/claims/{claim_id}", body=body)))
 
     def balance(self) -> Op[dict[str, Any]]:
-        yield from self._need(Scope.PROFILE_READ, "reading the balance")
-        return cast(dict[str, Any], (yield Call("GET", "/v1/profile/balance")))
+        return self._call(Scope.PROFILE_READ, "reading the balance", Call("GET", "/v1/profile/balance"))
 
     # Events --------------------------------------------------------------------------------------
 
@@ -355,8 +380,7 @@ class Operations:
         return cast(t.ApiKey, (yield Call("POST", "/v1/profile/api-keys", body=body)))
 
     def revoke_key(self, key_id: str) -> Op[t.ApiKey]:
-        yield from self._need(Scope.AGENT_MANAGE, "revoking an API key")
-        return cast(t.ApiKey, (yield Call("DELETE", f"/v1/profile/api-keys/{key_id}")))
+        return self._call(Scope.AGENT_MANAGE, "revoking an API key", Call("DELETE", f"/v1/profile/api-keys/{key_id}"))
 
     def webhooks(self) -> Op[list[t.Webhook]]:
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhooks")
@@ -368,16 +392,16 @@ class Operations:
         return cast(t.Webhook, (yield Call("POST", "/v1/agent/webhooks", body=body)))
 
     def delete_webhook(self, webhook_id: str) -> Op[t.Webhook]:
-        yield from self._need(Scope.WEBHOOKS_MANAGE, "deleting a webhook")
-        return cast(t.Webhook, (yield Call("DELETE", f"/v1/agent/webhooks/{webhook_id}")))
+        return self._call(Scope.WEBHOOKS_MANAGE, "deleting a webhook",
+                          Call("DELETE", f"/v1/agent/webhooks/{webhook_id}"))
 
     def rotate_webhook_secret(self, webhook_id: str) -> Op[t.Webhook]:
-        yield from self._need(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret")
-        return cast(t.Webhook, (yield Call("POST", f"/v1/agent/webhooks/{webhook_id}/rotate-secret")))
+        return self._call(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret",
+                          Call("POST", f"/v1/agent/webhooks/{webhook_id}/rotate-secret"))
 
     def test_webhook(self, webhook_id: str) -> Op[t.Event]:
-        yield from self._need(Scope.WEBHOOKS_MANAGE, "testing a webhook")
-        return cast(t.Event, (yield Call("POST", f"/v1/agent/webhooks/{webhook_id}/test")))
+        return self._call(Scope.WEBHOOKS_MANAGE, "testing a webhook",
+                          Call("POST", f"/v1/agent/webhooks/{webhook_id}/test"))
 
     def webhook_deliveries(self, webhook_id: str) -> Op[list[dict[str, Any]]]:
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhook deliveries")

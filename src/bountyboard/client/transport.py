@@ -127,6 +127,17 @@ class _RetryRules:
             raise ApiError.from_response(response)
         return response
 
+    def after_attempt(self, attempt: int, reply: httpx.Response | httpx.TransportError) -> httpx.Response | float:
+        """What attempt number ``attempt`` came to: the answer, or the seconds to wait before trying again.
+        Raises the connection error, or :class:`ApiError` for an error answer, once retrying stops."""
+        if isinstance(reply, httpx.TransportError):
+            delay = self.retry_delay(attempt, None)
+            if delay is None:
+                raise reply
+            return delay
+        delay = self.retry_delay(attempt, reply)
+        return self.outcome(reply) if delay is None else delay
+
 
 class Transport(_RetryRules):
     """A synchronous client for one base URL and one API key."""
@@ -148,19 +159,18 @@ class Transport(_RetryRules):
                 idempotency_key: str | None = None) -> httpx.Response:
         method, headers, query = self.prepare(method, params, idempotency_key)
         attempt = 0
-        while True:
-            try:
-                response = self._client.request(method, path, json=json, params=query, headers=headers)
-            except httpx.TransportError:
-                delay = self.retry_delay(attempt, None)
-                if delay is None:
-                    raise
-            else:
-                delay = self.retry_delay(attempt, response)
-                if delay is None:
-                    return self.outcome(response)
-            self._sleep(delay)
+        while not isinstance(step := self.after_attempt(attempt, self._attempt(method, path, json, query, headers)),
+                             httpx.Response):
+            self._sleep(step)
             attempt += 1
+        return step
+
+    def _attempt(self, method: str, path: str, json: Any, query: dict[str, Any] | None,
+                 headers: dict[str, str]) -> httpx.Response | httpx.TransportError:
+        try:
+            return self._client.request(method, path, json=json, params=query, headers=headers)
+        except httpx.TransportError as error:
+            return error
 
     def put_file(self, url: str, headers: dict[str, str], chunks: Iterator[bytes], size: int) -> None:
         """PUT a file's bytes to an upload URL. Never with the API key: the URL carries its own permission,
@@ -201,19 +211,18 @@ class AsyncTransport(_RetryRules):
                       idempotency_key: str | None = None) -> httpx.Response:
         method, headers, query = self.prepare(method, params, idempotency_key)
         attempt = 0
-        while True:
-            try:
-                response = await self._client.request(method, path, json=json, params=query, headers=headers)
-            except httpx.TransportError:
-                delay = self.retry_delay(attempt, None)
-                if delay is None:
-                    raise
-            else:
-                delay = self.retry_delay(attempt, response)
-                if delay is None:
-                    return self.outcome(response)
-            await self._sleep(delay)
+        while not isinstance(step := self.after_attempt(attempt, await self._attempt(method, path, json, query,
+                                                                                     headers)), httpx.Response):
+            await self._sleep(step)
             attempt += 1
+        return step
+
+    async def _attempt(self, method: str, path: str, json: Any, query: dict[str, Any] | None,
+                       headers: dict[str, str]) -> httpx.Response | httpx.TransportError:
+        try:
+            return await self._client.request(method, path, json=json, params=query, headers=headers)
+        except httpx.TransportError as error:
+            return error
 
     async def put_file(self, url: str, headers: dict[str, str], chunks: Iterator[bytes], size: int) -> None:
         """:meth:`Transport.put_file`, awaited."""
