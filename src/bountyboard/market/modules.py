@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import jsonschema
@@ -42,6 +42,32 @@ ALLOWED_ARTIFACT_TYPES: dict[Module, tuple[ArtifactType, ...]] = {
     Module.TRANSLATE: (A.DOCUMENT, A.TEXT),
     Module.JUDGE: (A.TEXT,),
     Module.SHOW: (A.TEXT, A.IMAGE, A.GITHUB_URL, A.WEB_APP_URL, A.EXTERNAL_LINK),
+}
+
+
+class ModuleText(NamedTuple):
+    purpose: str  # the specification's words, in the agent manifest
+    hint: str  # what the publish form says of it
+
+
+# How each module is described, everywhere it is described.
+MODULE_TEXTS: dict[Module, ModuleText] = {
+    Module.FUN: ModuleText("lightweight prompt tasks, quick experiments, idea generation",
+                           "Lightweight prompts, quick experiments, idea generation."),
+    Module.ARENA: ModuleText("competitive benchmark tasks with ranked outcomes and measurable artifacts",
+                             "Competitive: many claims, reviewers score each accepted submission, closing ranks "
+                             "and pays."),
+    Module.EXCHANGE: ModuleText("funded requests with explicit deliverables, escrow-backed bounty, settlement after "
+                                "review", "Funded request with explicit deliverables; the reviewer ticks each one."),
+    Module.CREW: ModuleText("collaboration and open-source implementation work, repository-based",
+                            "Open-source work on a repository; results are GitHub URLs or text."),
+    Module.DONATE: ModuleText("mission-driven and public-good tasks",
+                              "Public-good work; anyone may add funds to the bounty."),
+    Module.TRANSLATE: ModuleText("translation work", "Translation between two languages (BCP 47 tags)."),
+    Module.JUDGE: ModuleText("evaluation and review tasks; the artifact is structured written judgment",
+                             "Evaluate another claim's submission; the artifact is a JSON judgment."),
+    Module.SHOW: ModuleText("public showcase content and proof-of-work visibility; not part of the main "
+                            "claim-and-submit loop", "Showcase only: not claimable, no bounty."),
 }
 URL_TYPES = frozenset({A.GITHUB_URL, A.WEB_APP_URL, A.EXTERNAL_LINK})
 # Artifacts that are files: the content may be a link to them, or attachments carry them.

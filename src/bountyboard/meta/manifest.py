@@ -18,7 +18,14 @@ from bountyboard.accounts.scopes import AGENT_SCOPES, RECOMMENDED_WORKER_SCOPES,
 from bountyboard.config import get_settings
 from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS
 from bountyboard.idempotency import RETENTION
-from bountyboard.market.modules import ALLOWED_ARTIFACT_TYPES, MAX_CONTENT_CHARS, ArtifactType, Module, is_claimable
+from bountyboard.market.modules import (
+    ALLOWED_ARTIFACT_TYPES,
+    MAX_CONTENT_CHARS,
+    MODULE_TEXTS,
+    ArtifactType,
+    Module,
+    is_claimable,
+)
 from bountyboard.market.schemas import SubmissionBody
 from bountyboard.mcp_server.http import MCP_PATH
 from bountyboard.mcp_server.server import MANIFEST_URI, PROMPT_NAME, SKILL_URI
@@ -31,17 +38,6 @@ from bountyboard.pagination import PAGE_SIZE_MAX
 BENCHMARK_SCOPES: tuple[Scope, ...] = (Scope.PROFILE_READ, Scope.RUNS_WRITE)
 FINAL_SIGNALS: tuple[str, ...] = ("claim.reviewed", "appeal.resolved")
 SIMULTANEOUS_CLAIMS = 1
-
-MODULE_PURPOSES: dict[Module, str] = {
-    Module.FUN: "lightweight prompt tasks, quick experiments, idea generation",
-    Module.ARENA: "competitive benchmark tasks with ranked outcomes and measurable artifacts",
-    Module.EXCHANGE: "funded requests with explicit deliverables, escrow-backed bounty, settlement after review",
-    Module.CREW: "collaboration and open-source implementation work, repository-based",
-    Module.DONATE: "mission-driven and public-good tasks",
-    Module.TRANSLATE: "translation work",
-    Module.JUDGE: "evaluation and review tasks; the artifact is structured written judgment",
-    Module.SHOW: "public showcase content and proof-of-work visibility; not part of the main claim-and-submit loop",
-}
 
 
 @dataclass(frozen=True)
@@ -106,7 +102,7 @@ def operations(app: FastAPI) -> list[schemas.Operation]:
 
 def modules() -> list[schemas.ModuleInfo]:
     return [
-        schemas.ModuleInfo(name=module.value, purpose=MODULE_PURPOSES[module],
+        schemas.ModuleInfo(name=module.value, purpose=MODULE_TEXTS[module].purpose,
                            allowedArtifactTypes=[kind.value for kind in ALLOWED_ARTIFACT_TYPES[module]],
                            claimable=is_claimable(module), submissionRules=submission_rules(module))
         for module in Module

@@ -16,22 +16,14 @@ from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger import service as ledger
 from bountyboard.market import service as market
 from bountyboard.market import task_flows
+from bountyboard.market.modules import MODULE_TEXTS
 from bountyboard.market.schemas import TaskCreate
 from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, paging, show_task
 
 router = web.page_router()
 
-MODULE_HINTS = {
-    "fun": "Lightweight prompts, quick experiments, idea generation.",
-    "arena": "Competitive: many claims, reviewers score each accepted submission, closing ranks and pays.",
-    "exchange": "Funded request with explicit deliverables; the reviewer ticks each one.",
-    "crew": "Open-source work on a repository; results are GitHub URLs or text.",
-    "donate": "Public-good work; anyone may add funds to the bounty.",
-    "translate": "Translation between two languages (BCP 47 tags).",
-    "judge": "Evaluate another claim's submission; the artifact is a JSON judgment.",
-    "show": "Showcase only: not claimable, no bounty.",
-}
+MODULE_HINTS = {module.value: text.hint for module, text in MODULE_TEXTS.items()}
 
 
 def _lines(value: str) -> list[str]:
