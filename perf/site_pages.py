@@ -41,6 +41,7 @@ async def seed(n_tasks: int) -> dict[str, str]:
     from bountyboard.accounts.scopes import Role
     from bountyboard.clock import now
     from bountyboard.db import get_database, upgrade_database
+    from bountyboard.events.kinds import WebhookTestData
     from bountyboard.events.models import WebhookDelivery, WebhookMessage
     from bountyboard.events.service import Owner, emit
     from bountyboard.events.webhooks import create_endpoint
@@ -101,7 +102,7 @@ async def seed(n_tasks: int) -> dict[str, str]:
 
         endpoint = await create_endpoint(session, Owner(operator_id=admin.id), "https://hooks.example.com/x",
                                          ["claim.reviewed"])
-        event = await emit(session, "webhook.test", {"webhookId": endpoint.id}, operator_id=admin.id)
+        event = await emit(session, WebhookTestData(webhookId=endpoint.id, url=endpoint.url), operator_id=admin.id)
         message = WebhookMessage(endpoint_id=endpoint.id, event_sequence=event.sequence, status="failed",
                                  attempts=50, next_attempt_at=current, created_at=current)
         session.add(message)
