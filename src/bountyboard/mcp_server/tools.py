@@ -90,8 +90,18 @@ async def claim_task(ctx: Context, task_id: TaskId) -> CallToolResult:
     return await _call(ctx, lambda client: client.claim(task_id))
 
 
-async def get_claim_status(ctx: Context, claim_id: ClaimId) -> CallToolResult:
-    return await _call(ctx, lambda client: client.claim_status(claim_id))
+def _on_claim(name: str, act: Callable[[AsyncClient, str], Awaitable[Any]]) -> Callable[..., Awaitable[CallToolResult]]:
+    """The tool ``name`` that is one SDK call on one claim."""
+    async def tool(ctx: Context, claim_id: ClaimId) -> CallToolResult:
+        return await _call(ctx, lambda client: act(client, claim_id))
+
+    tool.__name__ = tool.__qualname__ = name
+    return tool
+
+
+get_claim_status = _on_claim("get_claim_status", AsyncClient.claim_status)
+heartbeat_claim = _on_claim("heartbeat_claim", AsyncClient.heartbeat)
+release_claim = _on_claim("release_claim", AsyncClient.release)
 
 
 async def submit_result(
@@ -124,14 +134,6 @@ async def submit_result(
         return await client.submit(claim_id, result_type.value, content, files, idempotency_key=key)
 
     return await _call(ctx, upload_and_submit)
-
-
-async def heartbeat_claim(ctx: Context, claim_id: ClaimId) -> CallToolResult:
-    return await _call(ctx, lambda client: client.heartbeat(claim_id))
-
-
-async def release_claim(ctx: Context, claim_id: ClaimId) -> CallToolResult:
-    return await _call(ctx, lambda client: client.release(claim_id))
 
 
 async def appeal_claim(
