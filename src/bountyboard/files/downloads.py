@@ -64,7 +64,7 @@ def page_links(details: Iterable[ClaimDetail]) -> dict[str, dict[str, str | None
 
 async def download_link(session: AsyncSession, actor: Actor | None, file_key: str) -> DownloadLink:
     upload = await session.get(Upload, file_key)
-    if actor is None or upload is None or upload.status != UploadStatus.COMPLETED.value:
+    if actor is None or upload is None or upload.status != UploadStatus.COMPLETED:
         raise not_found("file", file_key)
     claim = await session.get(Claim, upload.claim_id)
     task = await session.get(Task, upload.task_id)
@@ -88,7 +88,7 @@ def _disposition(upload: Upload) -> str:
 async def serve(session: AsyncSession, file_key: str, expires: int, signature: str) -> StreamingResponse:
     links.check("download", file_key, expires, signature)
     upload = await session.get(Upload, file_key)
-    if upload is None or upload.status != UploadStatus.COMPLETED.value:
+    if upload is None or upload.status != UploadStatus.COMPLETED:
         raise not_found("file", file_key)
     await session.commit()  # nothing is held while the bytes stream
     headers: dict[str, Any] = {

@@ -9,6 +9,7 @@ from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
+from bountyboard.columns import StrEnumColumn
 from bountyboard.db import Base, UTCDateTime
 
 Bytes = BigInteger().with_variant(Integer, "sqlite")
@@ -26,7 +27,7 @@ class Upload(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)  # the fileKey
     claim_id: Mapped[str] = mapped_column(ForeignKey("claims.id"))
     task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
-    status: Mapped[str] = mapped_column(String(20))
+    status: Mapped[UploadStatus] = mapped_column(StrEnumColumn(UploadStatus, 20))
     file_name: Mapped[str] = mapped_column(String(255))
     mime_type: Mapped[str] = mapped_column(String(255))
     size_bytes: Mapped[int] = mapped_column(Bytes)

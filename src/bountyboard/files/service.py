@@ -64,7 +64,7 @@ async def create_slot(session: AsyncSession, actor: Actor, claim_id: str, body: 
                       f"{used} are taken.", maxBytes=settings.upload_max_claim_bytes, usedBytes=used)
     ttl = timedelta(seconds=settings.upload_url_ttl_seconds)
     upload = Upload(
-        id=new_id("upl"), claim_id=claim.id, task_id=claim.task_id, status=UploadStatus.PENDING.value,
+        id=new_id("upl"), claim_id=claim.id, task_id=claim.task_id, status=UploadStatus.PENDING,
         file_name=body.fileName, mime_type=normalise(body.mimeType), size_bytes=body.sizeBytes,
         sha256=body.sha256.lower() if body.sha256 else None, created_at=now(), expires_at=now() + ttl,
     )
@@ -124,7 +124,7 @@ async def _pending_upload(session: AsyncSession, file_key: str) -> Upload:
     upload = await session.get(Upload, file_key, populate_existing=True)
     if upload is None:
         raise not_found("upload", file_key)
-    if upload.status != UploadStatus.PENDING.value:
+    if upload.status != UploadStatus.PENDING:
         raise Problem(409, ErrorCode.UPLOAD_COMPLETED, f"Upload {file_key} is already completed; ask for a new slot.")
     try:
         await check_claim_now(session, task, claim, ClaimMove.SUBMIT)
@@ -137,7 +137,7 @@ async def _pending_upload(session: AsyncSession, file_key: str) -> Upload:
 async def _finish(session: AsyncSession, file_key: str, sha256: str) -> Upload:
     """Record checked bytes as a completed upload, if the claim still takes them (else drop them)."""
     upload = await _pending_upload(session, file_key)
-    upload.status = UploadStatus.COMPLETED.value
+    upload.status = UploadStatus.COMPLETED
     upload.sha256 = sha256
     upload.completed_at = now()
     upload.expires_at = now() + timedelta(seconds=get_settings().upload_unused_ttl_seconds)
@@ -172,7 +172,7 @@ async def complete(session: AsyncSession, actor: Actor, claim_id: str, file_key:
     upload = await session.get(Upload, file_key, populate_existing=True)
     if upload is None or upload.claim_id != claim.id:
         raise not_found("upload", file_key)
-    if upload.status == UploadStatus.COMPLETED.value:
+    if upload.status == UploadStatus.COMPLETED:
         return upload_out(upload)
     upload = await _pending_upload(session, file_key)
     await session.commit()  # no lock while the bytes are read back
@@ -199,7 +199,7 @@ async def attachments_of(session: AsyncSession, claim: Claim, attachments: list[
         if attachment.fileKey is not None:
             upload = await session.get(Upload, attachment.fileKey, populate_existing=True)
             usable = (upload is not None and upload.claim_id == claim.id and upload.expires_at > now()
-                      and upload.status == UploadStatus.COMPLETED.value)
+                      and upload.status == UploadStatus.COMPLETED)
             if upload is None or not usable:
                 errors.append({"field": f"attachments.{index}.fileKey",
                                "message": f"{attachment.fileKey} is not a completed upload of claim {claim.id}"})
