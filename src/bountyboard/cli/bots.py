@@ -6,7 +6,8 @@ import typer
 from rich.markup import escape
 
 from bountyboard.cli import tables
-from bountyboard.cli.session import JsonFlag, client_session, show
+from bountyboard.cli.session import JsonFlag, client_session, show, show_listing
+from bountyboard.client import Client
 
 bots_app = typer.Typer(help="Bot identities (operator keys).", invoke_without_command=True)
 
@@ -14,11 +15,7 @@ bots_app = typer.Typer(help="Bot identities (operator keys).", invoke_without_co
 @bots_app.callback()
 def bots(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List your bots (or run a subcommand)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    with client_session() as client:
-        found = client.bots()
-    show(found, as_json, lambda listed: tables.table(
+    show_listing(ctx, as_json, Client.bots, lambda listed: tables.table(
         "Bots", ["id", "name", "max active claims", "created"],
         [[b["id"], b["name"], b["maxActiveClaims"], b["createdAt"]] for b in listed]))
 

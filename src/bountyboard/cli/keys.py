@@ -8,7 +8,8 @@ import typer
 
 from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES
 from bountyboard.cli import tables
-from bountyboard.cli.session import JsonFlag, client_session, console, show
+from bountyboard.cli.session import JsonFlag, client_session, console, show, show_listing
+from bountyboard.client import Client
 
 keys_app = typer.Typer(help="API keys (operator keys).", invoke_without_command=True)
 
@@ -16,11 +17,7 @@ keys_app = typer.Typer(help="API keys (operator keys).", invoke_without_command=
 @keys_app.callback()
 def keys(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List your API keys (or run a subcommand)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    with client_session() as client:
-        found = client.keys()
-    show(found, as_json, lambda listed: tables.table(
+    show_listing(ctx, as_json, Client.keys, lambda listed: tables.table(
         "API keys", ["id", "name", "kind", "bot", "scopes", "prefix", "last used", "revoked"],
         [[k["id"], k["name"], k["kind"], k["botId"], " ".join(k["scopes"]), k["prefix"], k["lastUsedAt"],
           k["revokedAt"]] for k in listed]))

@@ -108,3 +108,14 @@ def show(value: Shown, as_json: bool, render: Callable[[Shown], RenderableType] 
     if then_verbatim is not None:
         sys.stdout.write(then_verbatim + "\n")
         sys.stdout.flush()
+
+
+def show_listing(ctx: typer.Context, as_json: bool, fetch: Callable[[Client], Shown],
+                 render: Callable[[Shown], RenderableType]) -> None:
+    """A resource group (``bots``, ``keys``, ``webhooks``) called alone lists what ``fetch`` reads; given a
+    subcommand, it leaves the work to that."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with client_session() as client:
+        found = fetch(client)
+    show(found, as_json, render)

@@ -8,7 +8,8 @@ import typer
 from rich.markup import escape
 
 from bountyboard.cli import tables
-from bountyboard.cli.session import JsonFlag, client_session, console, show
+from bountyboard.cli.session import JsonFlag, client_session, console, show, show_listing
+from bountyboard.client import Client
 
 webhooks_app = typer.Typer(help="Webhook subscriptions.", invoke_without_command=True)
 
@@ -16,11 +17,7 @@ webhooks_app = typer.Typer(help="Webhook subscriptions.", invoke_without_command
 @webhooks_app.callback()
 def webhooks(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List your webhook subscriptions (or run a subcommand)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    with client_session() as client:
-        found = client.webhooks()
-    show(found, as_json, lambda listed: tables.table(
+    show_listing(ctx, as_json, Client.webhooks, lambda listed: tables.table(
         "Webhooks", ["id", "url", "events", "enabled", "created"],
         [[w["id"], w["url"], " ".join(w["events"]), w["enabled"], w["createdAt"]] for w in listed]))
 
