@@ -8,7 +8,9 @@ from pathlib import Path
 
 from bountyboard.events.kinds import ALL_KINDS, MODELS, PUBLIC_KINDS, EventData, EventKind
 
-WEBHOOKS_DOC = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+WEBHOOKS_DOC = DOCS / "webhooks.md"
+LIFECYCLE_DOC = DOCS / "lifecycle.md"
 
 
 def _literal_values(model: type[EventData]) -> set[str]:
@@ -42,3 +44,16 @@ def test_the_documented_webhook_payloads_are_the_models() -> None:
         [listed] = re.findall(rf"`{re.escape(kind.value)}` \((`[^)]*`)\)", doc)
         [model] = MODELS[kind]
         assert _documented_names(listed) == set(model.model_fields), kind
+
+
+def test_the_lifecycle_event_table_lists_every_kind_with_its_models_fields() -> None:
+    rows = [line for line in LIFECYCLE_DOC.read_text().split("## Events", 1)[1].split("\n## ", 1)[0].splitlines()
+            if line.startswith("| `")]
+    listed: set[EventKind] = set()
+    for row in rows:
+        kinds_column, _, data_column = row.strip("|").split("|")
+        kinds = [EventKind(kind) for kind in re.findall(r"`([^`]+)`", kinds_column)]
+        fields = {name for kind in kinds for model in MODELS[kind] for name in model.model_fields}
+        assert set(re.findall(r"[A-Za-z0-9]+", data_column)) - {"and", "or"} == fields, row
+        listed.update(kinds)
+    assert listed == set(EventKind) - {EventKind.WEBHOOK_ENDPOINT_DISABLED, EventKind.WEBHOOK_TEST}
