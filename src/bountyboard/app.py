@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -56,6 +57,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         background = asyncio.create_task(run_background_jobs(stop))
     try:
         async with mcp_endpoint.running(app):
+            # Start-up objects (modules, routes, models) live as long as the process: moved out of the
+            # collector's generations so full collections stop re-scanning them under load (a
+            # 10,000-trial upload spent most of its time there; docs/performance.md, hub section).
+            gc.collect()
+            gc.freeze()
             yield
     finally:
         stop.set()
