@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from bountyboard.accounts.schemas import ApiModel
+from bountyboard.camel import CamelModel, Timestamp
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import ArtifactType, Module
 
@@ -213,17 +214,17 @@ class AppealResolve(ApiModel):
     score: float | None = Field(default=None, ge=-1e9, le=1e9, description="arena: required when upheld")
 
 
-class AppealOut(BaseModel):
+class AppealOut(CamelModel):
     id: str = Field(examples=["apl_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    claimId: str
-    taskId: str
+    claim_id: str
+    task_id: str
     status: str = Field(examples=["open"], description="open or resolved")
     reason: str
-    evidenceUrls: list[str]
+    evidence_urls: list[str]
     outcome: str | None
     comment: str | None
-    createdAt: str
-    resolvedAt: str | None
+    created_at: Timestamp
+    resolved_at: Timestamp | None
 
 
 class JudgeTarget(BaseModel):

@@ -108,7 +108,7 @@ async def _appeals(request: Request, visitor: web.Visitor, session: web.Session,
                    status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
     appeals = await market.list_appeals(session, visitor.actor.user, status, paging(page, QUEUE_PAGE_SIZE))
     claim_rows = (await session.execute(
-        select(Claim).where(Claim.id.in_([appeal.claimId for appeal in appeals.data]))
+        select(Claim).where(Claim.id.in_([appeal.claim_id for appeal in appeals.data]))
     )).scalars().all() if appeals.data else []
     claims = {detail.id: detail for detail in await market.claim_details(session, claim_rows)}
     return web.render(request, visitor, "appeals.html", section="appeals", status_code=status_code, appeals=appeals,
