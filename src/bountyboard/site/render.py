@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
+from bountyboard.accounts.auth import last_use
 from bountyboard.clock import as_utc, now
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -93,6 +94,7 @@ def link(url: str | None, text: str | None = None) -> Markup:
 def build_environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
-    env.filters.update(markdown=markdown, when=when, money=money)
+    # last_use: a key's last use counts this process's marks not yet written (accounts.auth batches them)
+    env.filters.update(markdown=markdown, when=when, money=money, last_use=last_use)
     env.globals.update(link=link, is_web_url=is_web_url, escape=escape)
     return env
