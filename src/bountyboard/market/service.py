@@ -68,20 +68,20 @@ PUBLIC_TASK_STATUSES = (TaskStatus.PUBLISHED, TaskStatus.IN_PROGRESS, TaskStatus
 # Views --------------------------------------------------------------------------------------------
 
 def task_next_action(task: Task) -> str:
-    if task.status == TaskStatus.PUBLISHED.value and is_claimable(Module(task.module)) and (
+    if task.status == TaskStatus.PUBLISHED and is_claimable(Module(task.module)) and (
             task.deadline is None or task.deadline > now()):
         return "claim"
-    if task.status == TaskStatus.IN_PROGRESS.value:
+    if task.status == TaskStatus.IN_PROGRESS:
         return "wait"
     return "none"
 
 
 def _escrow(task: Task) -> tuple[str, int]:
-    if task.bounty_cents == 0 or task.status == TaskStatus.DRAFT.value:
+    if task.bounty_cents == 0 or task.status == TaskStatus.DRAFT:
         return "none", 0
     if task.status in OPEN_TASK_STATUSES:
         return "held", task.bounty_cents
-    return ("released" if task.status == TaskStatus.COMPLETED.value else "refunded"), 0
+    return ("released" if task.status == TaskStatus.COMPLETED else "refunded"), 0
 
 
 def task_out(task: Task) -> AgentTask:
@@ -102,13 +102,13 @@ def task_out(task: Task) -> AgentTask:
 
 
 def claim_next_action(claim: Claim) -> str:
-    if claim.status == ClaimStatus.ACTIVE.value:
+    if claim.status == ClaimStatus.ACTIVE:
         return "submit"
-    if claim.status == ClaimStatus.SUBMITTED.value:
+    if claim.status == ClaimStatus.SUBMITTED:
         return "wait_for_review"
-    if claim.review_state == ReviewState.APPEALED.value:
+    if claim.review_state == ReviewState.APPEALED:
         return "wait_for_appeal"
-    if claim.review_state == ReviewState.REJECTED.value and claim.holds_slot:
+    if claim.review_state == ReviewState.REJECTED and claim.holds_slot:
         return "appeal_or_done"
     return "done"
 
@@ -121,8 +121,8 @@ def claim_created(claim: Claim) -> ClaimCreated:
 def receipt(submission: Submission) -> SubmissionReceipt:
     """The receipt as recorded: a retry of the same submission gets exactly this again."""
     return SubmissionReceipt(
-        submissionId=submission.id, claimId=submission.claim_id, status=ClaimStatus.SUBMITTED.value,
-        reviewState=ReviewState.PENDING.value, submittedAt=rfc3339(submission.created_at) or "",
+        submissionId=submission.id, claimId=submission.claim_id, status=ClaimStatus.SUBMITTED,
+        reviewState=ReviewState.PENDING, submittedAt=rfc3339(submission.created_at) or "",
         nextAction="wait_for_review", contentSha256=submission.content_sha256,
     )
 
@@ -134,10 +134,7 @@ def submission_out(submission: Submission) -> SubmissionOut:
 
 
 def appeal_out(appeal: Appeal) -> AppealOut:
-    return AppealOut(id=appeal.id, claimId=appeal.claim_id, taskId=appeal.task_id, status=appeal.status,
-                     reason=appeal.reason, evidenceUrls=list(appeal.evidence_urls or []), outcome=appeal.outcome,
-                     comment=appeal.comment, createdAt=rfc3339(appeal.created_at) or "",
-                     resolvedAt=rfc3339(appeal.resolved_at))
+    return AppealOut.model_validate(appeal)
 
 
 async def _claim_context(session: AsyncSession, claims: Sequence[Claim]) -> tuple[
@@ -159,7 +156,7 @@ def _status_fields(claim: Claim, task: Task, submission: Submission | None, appe
         "submittedAt": rfc3339(claim.submitted_at), "nextAction": claim_next_action(claim),
         "reviewState": claim.review_state, "module": Module(task.module), "botId": claim.bot_id,
         "operatorId": claim.operator_id, "claimedAt": rfc3339(claim.created_at) or "",
-        "expiresAt": rfc3339(claim.expires_at) if claim.status == ClaimStatus.ACTIVE.value else None,
+        "expiresAt": rfc3339(claim.expires_at) if claim.status == ClaimStatus.ACTIVE else None,
         "submissionId": submission.id if submission else None, "reviewComment": claim.review_comment,
         "score": claim.score, "deliverables": claim.deliverable_ticks,
         "appealDeadline": rfc3339(claim.appeal_deadline), "appealId": appeal_id, "rank": claim.rank,
@@ -254,7 +251,7 @@ async def create_task(session: AsyncSession, publisher: User, data: TaskCreate) 
         columns["claim_ttl_seconds"] = get_settings().default_claim_ttl_seconds
     await _check_task(session, publisher, columns, None)
     current = now()
-    task = Task(id=new_id("task"), publisher_id=publisher.id, status=TaskStatus.DRAFT.value, slots_taken=0,
+    task = Task(id=new_id("task"), publisher_id=publisher.id, status=TaskStatus.DRAFT, slots_taken=0,
                 created_at=current, updated_at=current, **columns)
     session.add(task)
     await session.commit()
@@ -267,7 +264,7 @@ async def update_task(session: AsyncSession, publisher: User, task_id: str, data
     if task is None:
         raise not_found("task", task_id)
     permissions.require_task_owner(publisher, task)
-    if task.status != TaskStatus.DRAFT.value:
+    if task.status != TaskStatus.DRAFT:
         raise transitions.task_conflict(task, "edit")
     fields = data.model_dump(exclude_unset=True)
     cleared = sorted(name for name in _REQUIRED_FIELDS if name in fields and fields[name] is None)
@@ -291,7 +288,7 @@ async def update_task(session: AsyncSession, publisher: User, task_id: str, data
 async def get_task_for(session: AsyncSession, user: User, task_id: str) -> Task:
     """A task as anyone sees it: every task but drafts, and drafts to their publisher."""
     task = await session.get(Task, task_id)
-    if task is None or (task.status == TaskStatus.DRAFT.value and task.publisher_id != user.id
+    if task is None or (task.status == TaskStatus.DRAFT and task.publisher_id != user.id
                         and user.role != Role.ADMIN.value):
         raise not_found("task", task_id)
     return task
@@ -310,7 +307,7 @@ def _task_filters(module: Module | None, status: TaskStatus | None) -> list[Colu
     if module is not None:
         filters.append(Task.module == module.value)
     if status is not None:
-        filters.append(Task.status == status.value)
+        filters.append(Task.status == status)
     return filters
 
 
@@ -354,7 +351,7 @@ async def review_queue(session: AsyncSession, reviewer: User, module: Module | N
                        params: PageParams) -> Page[ClaimDetail]:
     """Submissions awaiting a decision, oldest first."""
     query = select(Claim).join(Task, Task.id == Claim.task_id).where(
-        Claim.status == ClaimStatus.SUBMITTED.value, *_reviewable(reviewer))
+        Claim.status == ClaimStatus.SUBMITTED, *_reviewable(reviewer))
     if module is not None:
         query = query.where(Task.module == module.value)
     rows, total = await _page(session, query, (Claim.submitted_at, Claim.id), params)
@@ -391,9 +388,9 @@ async def judge_target(session: AsyncSession, actor: Actor, task_id: str) -> Jud
 
 async def leaderboard(session: AsyncSession, limit: int) -> Leaderboard:
     """Per-bot reputation (accepted, rejected, appeals won, earnings) and the latest closed arenas."""
-    accepted = func.sum(case((Claim.status == ClaimStatus.ACCEPTED.value, 1), else_=0))
-    rejected = func.sum(case((Claim.status == ClaimStatus.REJECTED.value, 1), else_=0))
-    won = func.sum(case((Claim.review_state == ReviewState.APPEAL_UPHELD.value, 1), else_=0))
+    accepted = func.sum(case((Claim.status == ClaimStatus.ACCEPTED, 1), else_=0))
+    rejected = func.sum(case((Claim.status == ClaimStatus.REJECTED, 1), else_=0))
+    won = func.sum(case((Claim.review_state == ReviewState.APPEAL_UPHELD, 1), else_=0))
     earned = func.sum(Claim.payout_cents)
     rows = (await session.execute(
         select(Bot.id, Bot.name, Bot.operator_id, accepted, rejected, won, earned)
@@ -403,7 +400,7 @@ async def leaderboard(session: AsyncSession, limit: int) -> Leaderboard:
     bots = [BotReputation(botId=r[0], name=r[1], operatorId=r[2], accepted=int(r[3] or 0), rejected=int(r[4] or 0),
                           appealsWon=int(r[5] or 0), earned=from_cents(int(r[6] or 0))) for r in rows]
     arenas = list((await session.execute(
-        select(Task).where(Task.module == Module.ARENA.value, Task.status == TaskStatus.COMPLETED.value)
+        select(Task).where(Task.module == Module.ARENA.value, Task.status == TaskStatus.COMPLETED)
         .order_by(Task.ended_at.desc(), Task.id.desc()).limit(limit)
     )).scalars())
     ranked = list((await session.execute(
