@@ -33,10 +33,12 @@ def test_schemathesis_finds_nothing(loop_server: tuple[LiveServer, Admin], tmp_p
     # claiming its own task): those answers are documented problems, not a contradiction.
     config.write_text('[checks.positive_data_acceptance]\nexpected-statuses = ["2xx", "401", "403", "404", '
                       '"409", "422"]\n')
+    # One worker: with several threads, hypothesis's ast.parse of filter lambdas races on CPython
+    # 3.11's AST recursion counter ("AST constructor recursion depth mismatch").
     result = subprocess.run(
         [str(SCHEMATHESIS), "--config-file", str(config), "run", f"{live.base_url}/v1/meta/{document}",
          "--checks", "all", "--header", f"Authorization: Bearer {admin.key}",
-         "--max-examples", str(MAX_EXAMPLES), "--phases", "examples,coverage,fuzzing", "--workers", "2",
+         "--max-examples", str(MAX_EXAMPLES), "--phases", "examples,coverage,fuzzing", "--workers", "1",
          "--seed", "1", "--no-shrink", "--request-timeout", "30", "--suppress-health-check", "all"],
         capture_output=True, text=True, timeout=900, cwd=tmp_path,
     )
