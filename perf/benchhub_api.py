@@ -28,9 +28,9 @@ from typing import Any
 
 import httpx
 from tests.support.api import ALL_SCOPES
-from tests.support.server import ADMIN_EMAIL, LiveServer, database_url, postgres_available
+from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
-from perf.floor import Floor
+from perf.floor import Floor, chosen_backends, print_against_floor
 
 BENCHMARKS = ["gsm8k", "mmlu", "arc-challenge", "hellaswag", "math-500", "boolq"]
 AGENTS = ["terminus-2", "claude-code"]
@@ -130,16 +130,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30, help="timed calls per read")
     parser.add_argument("--upload-rounds", type=int, default=5, help="timed large uploads")
     args = parser.parse_args()
-    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    if "postgresql" in backends and not postgres_available():
-        raise SystemExit("PostgreSQL is not reachable (BOUNTYBOARD_TEST_POSTGRES)")
+    backends = chosen_backends(args.backend)
     print(f"load average {os.getloadavg()[0]:.2f}")
     print("| backend | operation | figures (median) | ratio |\n|---|---|---|---|")
-    with Floor() as floor:
-        for backend in backends:
-            for line in measure(backend, floor, args):
-                print(line, flush=True)
-    print(f"load average {os.getloadavg()[0]:.2f}")
+    print_against_floor(backends, lambda backend, floor: measure(backend, floor, args))
 
 
 if __name__ == "__main__":

@@ -12,10 +12,12 @@ From a benchmark: ``with Floor() as floor: ... floor.base_url ...``.
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
@@ -69,6 +71,25 @@ class Floor:
         if self.process is not None:
             self.process.terminate()
             self.process.wait(timeout=20)
+
+
+def chosen_backends(choice: str) -> list[str]:
+    """The databases a benchmark's ``--backend`` names (``both`` = SQLite and PostgreSQL), checked reachable."""
+    from tests.support.server import postgres_available
+
+    backends = ["sqlite", "postgresql"] if choice == "both" else [choice]
+    if "postgresql" in backends and not postgres_available():
+        raise SystemExit("PostgreSQL is not reachable (BOUNTYBOARD_TEST_POSTGRES)")
+    return backends
+
+
+def print_against_floor(backends: list[str], measure: Callable[[str, Floor], Iterable[str]]) -> None:
+    """Start the floor, print each backend's table rows as they come, then the load average."""
+    with Floor() as floor:
+        for backend in backends:
+            for line in measure(backend, floor):
+                print(line, flush=True)
+    print(f"load average {os.getloadavg()[0]:.2f}")
 
 
 def main() -> None:

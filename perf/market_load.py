@@ -37,9 +37,9 @@ from pathlib import Path
 
 import httpx
 from tests.support.api import ALL_SCOPES
-from tests.support.server import ADMIN_EMAIL, LiveServer, database_url, postgres_available
+from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
-from perf.floor import Floor
+from perf.floor import Floor, chosen_backends, print_against_floor
 
 ARENA_SLOTS = 1000
 SUBMISSION = {"resultType": "text", "content": "result of the cycle"}
@@ -246,18 +246,12 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (make perf installs it: apt-get install -y wrk)")
-    backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
-    if "postgresql" in backends and not postgres_available():
-        raise SystemExit("PostgreSQL is not reachable (BOUNTYBOARD_TEST_POSTGRES)")
+    backends = chosen_backends(args.backend)
     print(f"load average {os.getloadavg()[0]:.2f}; wrk -t2 -c{args.connections} -d{args.seconds:.0f}s; "
           f"{args.tasks} published tasks; cycle: {args.connections} bots, asyncio httpx client")
     print("| backend | scenario | per second | p99 ms | ratio |")
     print("|---|---|---|---|---|")
-    with Floor() as floor:
-        for backend in backends:
-            for line in measure(backend, floor, args):
-                print(line, flush=True)
-    print(f"load average {os.getloadavg()[0]:.2f}")
+    print_against_floor(backends, lambda backend, floor: measure(backend, floor, args))
 
 
 if __name__ == "__main__":
