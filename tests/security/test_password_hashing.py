@@ -72,4 +72,7 @@ def test_concurrent_log_ins_leave_the_event_loop_free(live: LiveServer) -> None:
     typical = statistics.median(latencies)
     print(f"one log-in {single * 1000:.0f} ms; /healthz during {CONCURRENT} log-ins: median {typical * 1000:.0f} ms, "
           f"p90 {statistics.quantiles(latencies, n=10)[-1] * 1000:.0f} ms over {len(latencies)} probes")
-    assert typical < single / 8, (single, sorted(latencies))
+    # On the event loop a probe waits behind several verifications (measured: a median of 0.35 to 0.46
+    # of one log-in); beside it, only the two cores' contention with the hashing threads remains
+    # (0.02 to 0.17 of one log-in, the top on an idle machine where one log-in is fastest).
+    assert typical < single / 4, (single, sorted(latencies))
