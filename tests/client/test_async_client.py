@@ -14,9 +14,14 @@ from tests.support.api import Admin
 from tests.support.server import LiveServer
 
 
+def _methods(cls: type) -> dict[str, object]:
+    """The public methods, the shared ones of ``client.surface`` included, as read from the class."""
+    return {name: member for name in dir(cls) if not name.startswith("_")
+            and callable(member := getattr(cls, name))}
+
+
 def _public(cls: type) -> dict[str, inspect.Signature]:
-    return {name: inspect.signature(member) for name, member in vars(cls).items()
-            if callable(member) and not name.startswith("_")}
+    return {name: inspect.signature(member) for name, member in _methods(cls).items()}
 
 
 def _comparable(signature: inspect.Signature) -> list[tuple[str, object, object]]:
@@ -34,8 +39,8 @@ def test_both_clients_offer_the_same_methods_with_the_same_signatures() -> None:
             continue
         assert _comparable(signature) == _comparable(other), name
     # Everything that talks to the service is awaited (or an async iterator) in the async client.
-    for name, member in vars(AsyncClient).items():
-        if name.startswith("_") or not callable(member) or name in {"persisted_claims", "forget_claim"}:
+    for name, member in _methods(AsyncClient).items():
+        if name in {"persisted_claims", "forget_claim"}:
             continue
         returns = str(inspect.signature(member).return_annotation)
         assert inspect.iscoroutinefunction(member) or returns.startswith("AsyncIterator["), name

@@ -7,19 +7,23 @@ before polling again). :class:`~bountyboard.client.Client` drives them with bloc
 :class:`~bountyboard.client.AsyncClient` with awaited I/O, so scopes, bodies, idempotency keys and
 crash-safe state have one implementation.
 
-To add an operation: write its generator here, then one line in each client (a test checks that
-both clients offer the same methods with the same signatures).
+An operation's parameters, defaults and docstring are those of the client method that runs it: to
+add an operation, write its generator here (or, for one request about one resource, its
+:class:`Endpoint`), then name it once in :class:`~bountyboard.client.surface.Surface`, the table both
+clients are made from.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
+import re
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
@@ -129,6 +133,27 @@ def submission_body(result_type: str, content: str | None,
     return body
 
 
+class Endpoint(Generic[T]):
+    """An operation that is one request needing one scope, about the one resource its path names
+    (``/v1/agent/claims/{claim_id}/status``): the resource's id, by that name, is its only argument."""
+
+    def __init__(self, scope: Scope, action: str, method: str, path: str) -> None:
+        (self.parameter,) = re.findall(r"{(\w+)}", path)
+        self.scope, self.action, self.method, self.path = scope, action, method, path
+        self.__doc__ = f"``{method} {path}`` (needs the ``{scope}`` scope)."
+        self.__signature__ = inspect.Signature([
+            inspect.Parameter("ops", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+            inspect.Parameter(self.parameter, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str")])
+
+    if TYPE_CHECKING:
+        def __call__(self, ops: Operations, resource_id: str, /) -> Op[T]: ...
+    else:
+        def __call__(self, ops: Operations, *args: str, **kwargs: str) -> Op[T]:
+            resource_id = self.__signature__.bind(ops, *args, **kwargs).arguments[self.parameter]
+            call = Call(self.method, self.path.format_map({self.parameter: resource_id}))
+            return ops._call(self.scope, self.action, call)
+
+
 class Operations:
     """The operations of one key. ``check_scopes`` False leaves every refusal to the service."""
 
@@ -154,6 +179,7 @@ class Operations:
     # Identity ------------------------------------------------------------------------------------
 
     def me(self) -> Op[t.ActorContext]:
+        """The actor context of the key (``GET /v1/agent/me``); refreshes the known scopes."""
         context = cast(t.ActorContext, (yield Call("GET", "/v1/agent/me")))
         self._scopes = frozenset(context["scopes"])
         return context
@@ -161,7 +187,8 @@ class Operations:
     def whoami(self) -> Op[dict[str, Any]]:
         return cast(dict[str, Any], (yield Call("GET", "/api/auth/me")))
 
-    def require_scopes(self, scopes: Iterable[str | Scope], action: str) -> Op[t.ActorContext]:
+    def require_scopes(self, scopes: Iterable[str | Scope], action: str = "this work") -> Op[t.ActorContext]:
+        """Start-up check: fail closed unless the key carries every scope in ``scopes``."""
         context = yield from self.me()
         missing = [str(scope) for scope in scopes if str(scope) not in context["scopes"]]
         if missing:
@@ -170,28 +197,29 @@ class Operations:
 
     # Tasks and claims ----------------------------------------------------------------------------
 
-    def list_tasks(self, module: str | None, status: str | None, page: int | None, page_size: int | None,
-                   after: str | None) -> Op[t.TaskPage]:
+    def list_tasks(self, *, module: str | None = None, status: str | None = None, page: int | None = None,
+                   page_size: int | None = None, after: str | None = None) -> Op[t.TaskPage]:
         yield from self._need(Scope.TASKS_READ, "listing tasks")
         params = {"module": module, "status": status, "page": page, "pageSize": page_size, "after": after}
         return cast(t.TaskPage, (yield Call("GET", "/v1/agent/tasks", params)))
 
-    def iter_tasks(self, module: str | None, status: str | None) -> Stream[t.Task]:
+    def iter_tasks(self, *, module: str | None = None, status: str | None = None) -> Stream[t.Task]:
         """Every task, following ``nextCursor`` (stable while tasks arrive) or, without one, page numbers."""
         page, after = 1, None
         while True:
-            result = yield from self.list_tasks(module, status, None if after else page, None, after)
+            result = yield from self.list_tasks(module=module, status=status, page=None if after else page,
+                                                after=after)
             for task in result["data"]:
                 yield Item(task)
             if not result["hasMore"]:
                 return
             page, after = page + 1, result.get("nextCursor")
 
-    def get_task(self, task_id: str) -> Op[t.Task]:
-        return self._call(Scope.TASKS_READ, "reading a task", Call("GET", f"/v1/agent/tasks/{task_id}"))
+    get_task = Endpoint[t.Task](Scope.TASKS_READ, "reading a task", "GET", "/v1/agent/tasks/{task_id}")
 
     def claim(self, task_id: str) -> Op[t.ClaimCreated]:
-        """The claim's key and then its id are persisted, so calling again after a crash replays it."""
+        """Claim a task. The claim's idempotency key and then its id are persisted: after a crash, calling
+        again replays the claim."""
         yield from self._need(Scope.TASKS_CLAIM, "claiming a task")
         pending: dict[str, str] = dict(self.state.get("pendingClaims", {}))
         key = pending.setdefault(task_id, str(uuid.uuid4()))
@@ -210,6 +238,10 @@ class Operations:
         self.state.update(pendingClaims=pending, claims=claims)
         return created
 
+    def persisted_claims(self) -> dict[str, dict[str, Any]]:
+        """Claims this key made through this state file: claim id -> {taskId, ...}."""
+        return dict(self.state.get("claims", {}))
+
     def forget_claim(self, claim_id: str) -> None:
         claims = dict(self.state.get("claims", {}))
         claims.pop(claim_id, None)
@@ -217,18 +249,16 @@ class Operations:
         submissions.pop(claim_id, None)
         self.state.update(claims=claims, pendingSubmissions=submissions)
 
-    def list_claims(self, status: str | None, page: int | None, after: str | None) -> Op[t.ClaimPage]:
+    def list_claims(self, *, status: str | None = None, page: int | None = None,
+                    after: str | None = None) -> Op[t.ClaimPage]:
         yield from self._need(Scope.CLAIMS_READ, "listing claims")
         params = {"status": status, "page": page, "after": after}
         return cast(t.ClaimPage, (yield Call("GET", "/v1/agent/claims", params)))
 
-    def claim_status(self, claim_id: str) -> Op[t.ClaimStatus]:
-        return self._call(Scope.CLAIMS_READ, "reading a claim's status",
-                          Call("GET", f"/v1/agent/claims/{claim_id}/status"))
-
-    def heartbeat(self, claim_id: str) -> Op[t.ClaimStatus]:
-        return self._call(Scope.TASKS_CLAIM, "extending a claim",
-                          Call("POST", f"/v1/agent/claims/{claim_id}/heartbeat"))
+    claim_status = Endpoint[t.ClaimStatus](Scope.CLAIMS_READ, "reading a claim's status",
+                                           "GET", "/v1/agent/claims/{claim_id}/status")
+    heartbeat = Endpoint[t.ClaimStatus](Scope.TASKS_CLAIM, "extending a claim",
+                                        "POST", "/v1/agent/claims/{claim_id}/heartbeat")
 
     def release(self, claim_id: str) -> Op[t.ClaimStatus]:
         yield from self._need(Scope.TASKS_CLAIM, "releasing a claim")
@@ -236,10 +266,12 @@ class Operations:
         self.forget_claim(claim_id)
         return released
 
-    def submit(self, claim_id: str, result_type: str, content: str | None, attachments: list[t.Attachment] | None,
-               idempotency_key: str | None) -> Op[t.SubmissionReceipt]:
-        """Without ``idempotency_key``, one is persisted with the body before sending, so the same call
-        after a timeout or a crash replays the first receipt; with one, the caller owns the retry."""
+    def submit(self, claim_id: str, result_type: str, content: str | None = None,
+               attachments: list[t.Attachment] | None = None, *,
+               idempotency_key: str | None = None) -> Op[t.SubmissionReceipt]:
+        """Submit a claim's artifact exactly once. Without ``idempotency_key``, one is persisted with the
+        body before sending, so the same call after a timeout or a crash replays the first receipt; with
+        one, the caller owns the retry."""
         yield from self._need(Scope.CLAIMS_SUBMIT, "submitting a result")
         body = submission_body(result_type, content, attachments)
         call = Call("POST", f"/v1/agent/claims/{claim_id}/submit", body=body, idempotency_key=idempotency_key)
@@ -264,11 +296,13 @@ class Operations:
         self.state.update(pendingSubmissions=pending)
         return receipt
 
-    def upload(self, claim_id: str, path: Path, mime_type: str | None, file_name: str | None,
-               on_progress: Callable[[int], None] | None) -> FileOp[t.Upload]:
-        """Open an upload slot, PUT the file's bytes where it says, and have the service check them.
-        The media type is read from the bytes when not given."""
+    def upload(self, claim_id: str, path: str | Path, *, mime_type: str | None = None, file_name: str | None = None,
+               on_progress: Callable[[int], None] | None = None) -> FileOp[t.Upload]:
+        """Upload a file for a claim: open an upload slot, PUT the file's bytes where it says, and have the
+        service check them. The media type is read from the bytes when not given; ``attachment_of`` turns
+        the result into a submission attachment. ``on_progress`` is called with each chunk's size as it leaves."""
         yield from self._need(Scope.CLAIMS_SUBMIT, "uploading a file")
+        path = Path(path)
         size, digest = path.stat().st_size, hashlib.sha256()
         with path.open("rb") as file:
             while chunk := file.read(FILE_CHUNK_BYTES):
@@ -279,28 +313,29 @@ class Operations:
         yield PutFile(slot["uploadUrl"], slot["headers"], path, size, on_progress)
         return cast(t.Upload, (yield Call("POST", f"/v1/agent/claims/{claim_id}/uploads/{slot['fileKey']}/complete")))
 
-    def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None) -> Op[dict[str, Any]]:
+    def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> Op[dict[str, Any]]:
         yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")
         body = {"reason": reason, "evidenceUrls": evidence_urls or []}
         return cast(dict[str, Any], (yield Call("POST", f"/v1/agent/claims/{claim_id}/appeal", body=body)))
 
     # Publishing and review -----------------------------------------------------------------------
 
-    def publish_task(self, module: str, title: str, description: str, bounty: str,
-                     fields: dict[str, Any] | None) -> Op[t.Task]:
-        """Create a task and publish it at once (its bounty is escrowed from the publisher's balance)."""
+    def publish_task(self, module: str, title: str, description: str = "", bounty: str = "0", *,
+                     fields: dict[str, Any] | None = None) -> Op[t.Task]:
+        """Create a task and publish it at once (its bounty is escrowed from the publisher's balance);
+        ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...)."""
         yield from self._need(Scope.TASKS_PUBLISH, "publishing a task")
         body = {"module": module, "title": title, "description": description, "bountyAmount": bounty,
                 **(fields or {})}
         draft = yield Call("POST", "/v1/tasks", body=body)
         return cast(t.Task, (yield Call("POST", f"/v1/tasks/{draft['id']}/publish")))
 
-    def review_queue(self, module: str | None, page: int | None) -> Op[dict[str, Any]]:
+    def review_queue(self, *, module: str | None = None, page: int | None = None) -> Op[dict[str, Any]]:
         return self._call(Scope.CLAIMS_REVIEW, "reading the review queue",
                           Call("GET", "/v1/review/queue", {"module": module, "page": page}))
 
-    def review(self, claim_id: str, decision: str, comment: str, score: float | None,
-               deliverables: list[bool] | None) -> Op[dict[str, Any]]:
+    def review(self, claim_id: str, decision: str, comment: str = "", *, score: float | None = None,
+               deliverables: list[bool] | None = None) -> Op[dict[str, Any]]:
         yield from self._need(Scope.CLAIMS_REVIEW, "reviewing a submission")
         body: dict[str, Any] = {"decision": decision, "comment": comment}
         if score is not None:
@@ -314,25 +349,28 @@ class Operations:
 
     # Events --------------------------------------------------------------------------------------
 
-    def events(self, after: str | None, types: Iterable[str] | None, limit: int | None) -> Op[t.EventPage]:
+    def events(self, *, after: str | None = None, types: Iterable[str] | None = None,
+               limit: int | None = None) -> Op[t.EventPage]:
         yield from self._need(Scope.CLAIMS_READ, "reading events")
         params = {"after": after, "types": ",".join(types) if types else None, "limit": limit}
         return cast(t.EventPage, (yield Call("GET", "/v1/agent/events", params)))
 
     def latest_cursor(self) -> Op[str | None]:
+        """The cursor after the newest visible event (to follow only what happens from now on)."""
         cursor: str | None = None
         while True:
-            page = yield from self.events(cursor, None, 100)
+            page = yield from self.events(after=cursor, limit=100)
             cursor = page["nextCursor"] or cursor
             if not page["hasMore"]:
                 return cursor
 
-    def iter_events(self, after: str | None, types: Iterable[str] | None, follow: bool,
-                    poll_interval: float) -> Stream[tuple[t.Event, str | None]]:
+    def iter_events(self, *, after: str | None = None, types: Iterable[str] | None = None, follow: bool = False,
+                    poll_interval: float = 2.0) -> Stream[tuple[t.Event, str | None]]:
+        """Events in order with the cursor after each; with ``follow``, keeps polling for new ones."""
         kinds = list(types) if types else None
         cursor = after
         while True:
-            page = yield from self.events(cursor, kinds, 100)
+            page = yield from self.events(after=cursor, types=kinds, limit=100)
             for event in page["data"]:
                 # The feed's cursor is the sequence of the last event returned.
                 yield Item((event, str(event["sequence"])))
@@ -360,7 +398,7 @@ class Operations:
         yield from self._need(Scope.AGENT_MANAGE, "listing bots")
         return cast(list[t.Bot], (yield from self._every("/v1/agent/bots")))
 
-    def create_bot(self, name: str, description: str, max_active_claims: int) -> Op[t.Bot]:
+    def create_bot(self, name: str, description: str = "", max_active_claims: int = 1) -> Op[t.Bot]:
         yield from self._need(Scope.AGENT_MANAGE, "creating a bot")
         body = {"name": name, "description": description, "maxActiveClaims": max_active_claims}
         return cast(t.Bot, (yield Call("POST", "/v1/agent/bots", body=body)))
@@ -369,8 +407,8 @@ class Operations:
         yield from self._need(Scope.PROFILE_READ, "listing API keys")
         return cast(list[t.ApiKey], (yield Call("GET", "/v1/profile/api-keys"))["data"])
 
-    def create_key(self, kind: str, scopes: list[str], bot_id: str | None, name: str,
-                   expires_at: str | None) -> Op[t.ApiKey]:
+    def create_key(self, kind: str, scopes: list[str], *, bot_id: str | None = None, name: str = "",
+                   expires_at: str | None = None) -> Op[t.ApiKey]:
         yield from self._need(Scope.AGENT_MANAGE, "creating an API key")
         body: dict[str, Any] = {"kind": kind, "scopes": scopes, "name": name}
         if bot_id:
@@ -379,29 +417,24 @@ class Operations:
             body["expiresAt"] = expires_at
         return cast(t.ApiKey, (yield Call("POST", "/v1/profile/api-keys", body=body)))
 
-    def revoke_key(self, key_id: str) -> Op[t.ApiKey]:
-        return self._call(Scope.AGENT_MANAGE, "revoking an API key", Call("DELETE", f"/v1/profile/api-keys/{key_id}"))
+    revoke_key = Endpoint[t.ApiKey](Scope.AGENT_MANAGE, "revoking an API key",
+                                    "DELETE", "/v1/profile/api-keys/{key_id}")
 
     def webhooks(self) -> Op[list[t.Webhook]]:
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhooks")
         return cast(list[t.Webhook], (yield from self._every("/v1/agent/webhooks")))
 
-    def create_webhook(self, url: str, events: list[str], description: str) -> Op[t.Webhook]:
+    def create_webhook(self, url: str, events: list[str], description: str = "") -> Op[t.Webhook]:
         yield from self._need(Scope.WEBHOOKS_MANAGE, "creating a webhook")
         body = {"url": url, "events": events, "description": description}
         return cast(t.Webhook, (yield Call("POST", "/v1/agent/webhooks", body=body)))
 
-    def delete_webhook(self, webhook_id: str) -> Op[t.Webhook]:
-        return self._call(Scope.WEBHOOKS_MANAGE, "deleting a webhook",
-                          Call("DELETE", f"/v1/agent/webhooks/{webhook_id}"))
-
-    def rotate_webhook_secret(self, webhook_id: str) -> Op[t.Webhook]:
-        return self._call(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret",
-                          Call("POST", f"/v1/agent/webhooks/{webhook_id}/rotate-secret"))
-
-    def test_webhook(self, webhook_id: str) -> Op[t.Event]:
-        return self._call(Scope.WEBHOOKS_MANAGE, "testing a webhook",
-                          Call("POST", f"/v1/agent/webhooks/{webhook_id}/test"))
+    delete_webhook = Endpoint[t.Webhook](Scope.WEBHOOKS_MANAGE, "deleting a webhook",
+                                         "DELETE", "/v1/agent/webhooks/{webhook_id}")
+    rotate_webhook_secret = Endpoint[t.Webhook](Scope.WEBHOOKS_MANAGE, "rotating a webhook secret",
+                                                "POST", "/v1/agent/webhooks/{webhook_id}/rotate-secret")
+    test_webhook = Endpoint[t.Event](Scope.WEBHOOKS_MANAGE, "testing a webhook",
+                                     "POST", "/v1/agent/webhooks/{webhook_id}/test")
 
     def webhook_deliveries(self, webhook_id: str) -> Op[list[dict[str, Any]]]:
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhook deliveries")
