@@ -6,8 +6,9 @@ docs/webhooks.md (checked by a test) and the tests read the same models, so a pa
 
 from __future__ import annotations
 
+import types
 from enum import StrEnum
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
@@ -56,6 +57,23 @@ class EventData(BaseModel):
             MODELS.setdefault(cls.kind, []).append(cls)
 
 
+_Shape = TypeVar("_Shape", bound=EventData)
+
+
+def _per_kind(shape: type[_Shape], *kinds: EventKind) -> tuple[type[_Shape], ...]:
+    """The payload models of kinds that share one shape, one per kind in order, each named after its
+    kind (``task.cancelled``: ``TaskCancelledData``)."""
+    models = []
+    for kind in kinds:
+        name = "".join(part.title() for part in kind.value.replace("_", ".").split(".")) + "Data"
+
+        def fill(namespace: dict[str, Any], kind: EventKind = kind, name: str = name) -> None:
+            namespace.update(kind=kind, __module__=__name__, __qualname__=name)
+
+        models.append(cast("type[_Shape]", types.new_class(name, (shape,), exec_body=fill)))
+    return tuple(models)
+
+
 class TaskClaimedData(EventData):
     kind = EventKind.TASK_CLAIMED
     taskId: str = Field(examples=[_TASK])
@@ -99,29 +117,26 @@ class AppealResolvedData(EventData):
     comment: str | None = Field(examples=["The rejection did not follow the rubric."])
 
 
-class TaskPublishedData(EventData):
-    kind = EventKind.TASK_PUBLISHED
+class _TaskData(EventData):
+    """What every event about a whole task starts with: the task, its module and its status after the change."""
+
     taskId: str
     module: str
     status: str
+
+
+class TaskPublishedData(_TaskData):
+    kind = EventKind.TASK_PUBLISHED
     bountyAmount: float
 
 
-class _TaskEndedData(EventData):
+class _TaskEndedData(_TaskData):
     """A task cancelled or expired before completion: the escrow went back to the publisher."""
 
-    taskId: str
-    module: str
-    status: str
     refundedAmount: float
 
 
-class TaskCancelledData(_TaskEndedData):
-    kind = EventKind.TASK_CANCELLED
-
-
-class TaskExpiredData(_TaskEndedData):
-    kind = EventKind.TASK_EXPIRED
+TaskCancelledData, TaskExpiredData = _per_kind(_TaskEndedData, EventKind.TASK_CANCELLED, EventKind.TASK_EXPIRED)
 
 
 class ArenaRanking(BaseModel):
@@ -132,24 +147,18 @@ class ArenaRanking(BaseModel):
     payoutAmount: float
 
 
-class TaskClosedArenaData(EventData):
+class TaskClosedArenaData(_TaskData):
     """An arena task closed: accepted submissions ranked and paid, the rest of the escrow refunded."""
 
     kind = EventKind.TASK_CLOSED
-    taskId: str
-    module: str
-    status: str
     rankings: list[ArenaRanking]
     refundedAmount: float
 
 
-class TaskClosedWinnerData(EventData):
+class TaskClosedWinnerData(_TaskData):
     """A single-winner task closed: the accepted claim's operator was paid the whole escrow."""
 
     kind = EventKind.TASK_CLOSED
-    taskId: str
-    module: str
-    status: str
     winningClaimId: str
     payoutAmount: float
 
@@ -165,12 +174,7 @@ class _ClaimEndedData(EventData):
     module: str
 
 
-class ClaimReleasedData(_ClaimEndedData):
-    kind = EventKind.CLAIM_RELEASED
-
-
-class ClaimExpiredData(_ClaimEndedData):
-    kind = EventKind.CLAIM_EXPIRED
+ClaimReleasedData, ClaimExpiredData = _per_kind(_ClaimEndedData, EventKind.CLAIM_RELEASED, EventKind.CLAIM_EXPIRED)
 
 
 class AppealOpenedData(EventData):
