@@ -191,15 +191,16 @@ class Moments:
     """Sums over tasks of a tally, enough for the mean and its cluster-robust variance in O(1).
 
     With ``S`` a task's reward sum and ``M`` its trial count: ``n`` tasks, ``Σ M``, ``Σ S``,
-    ``Σ S²``, ``Σ S·M`` and ``Σ M²``.
+    ``Σ S²``, ``Σ S·M`` and ``Σ M²``. Every sum is given (by :meth:`of`, or read back from a stored pool):
+    none defaults, so one left out cannot pass for zero.
     """
 
-    n_tasks: int = 0
-    trials: float = 0.0
-    total: float = 0.0
-    total_sq: float = 0.0
-    total_x_trials: float = 0.0
-    trials_sq: float = 0.0
+    n_tasks: int
+    trials: float
+    total: float
+    total_sq: float
+    total_x_trials: float
+    trials_sq: float
 
     @classmethod
     def of(cls, tally: TaskTally) -> Moments:
