@@ -25,9 +25,8 @@ def weak_etag(parts: Iterable[object]) -> str:
     return f'W/"{digest.hexdigest()}"'
 
 
-def still_fresh(request: Request, etag: str) -> bool:
-    """Whether the caller's ``If-None-Match`` names ``etag`` (weak comparison, RFC 9110 section 13.1.2)."""
-    header = request.headers.get("if-none-match")
+def still_fresh(header: str | None, etag: str) -> bool:
+    """Whether the caller's ``If-None-Match`` header names ``etag`` (weak comparison, RFC 9110 section 13.1.2)."""
     if not header:
         return False
     if header.strip() == "*":
@@ -45,9 +44,9 @@ def not_modified(etag: str) -> Response:
     return Response(status_code=304, headers=_headers(etag))
 
 
-def json_with_etag(body: BaseModel, etag: str) -> Response:
-    """The answer, serialised once by its model (FastAPI would validate and serialise it again)."""
-    return Response(body.model_dump_json(), media_type="application/json", headers=_headers(etag))
+def json_with_etag(content: bytes, etag: str) -> Response:
+    """The answer, serialised once (FastAPI would validate and serialise a model again)."""
+    return Response(content, media_type="application/json", headers=_headers(etag))
 
 
 def conditional_json(request: Request, body: BaseModel) -> Response:
@@ -55,6 +54,6 @@ def conditional_json(request: Request, body: BaseModel) -> Response:
     resources, cheap to build: what is saved is the transfer and the caller's parsing)."""
     content = body.model_dump_json().encode()
     etag = f'"{hashlib.blake2b(content, digest_size=16).hexdigest()}"'
-    if still_fresh(request, etag):
+    if still_fresh(request.headers.get("if-none-match"), etag):
         return not_modified(etag)
-    return Response(content, media_type="application/json", headers=_headers(etag))
+    return json_with_etag(content, etag)

@@ -7,13 +7,15 @@ process they queue in ``_WriterQueue``); a request that only reads (GET, HEAD) b
 transaction and never takes the write lock. If such a request turns out to write after all (a claim
 lapsing as it is shown), its session starts a ``BEGIN IMMEDIATE`` transaction at its first locking
 read or write (see ``_escalate``), which is what PostgreSQL's READ COMMITTED with
-``SELECT ... FOR UPDATE`` gives the same code.
+``SELECT ... FOR UPDATE`` gives the same code. SQLite's statements run on the event loop's thread
+(``sqlite_inline``), not on a thread per connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import sqlite3
 import weakref
@@ -26,7 +28,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from filelock import FileLock
-from sqlalchemy import JSON, DateTime, MetaData, event, make_url
+from sqlalchemy import JSON, DateTime, MetaData, Text, cast, event, func, make_url, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -36,6 +38,7 @@ from sqlalchemy.util import await_
 
 from bountyboard.clock import as_utc
 from bountyboard.config import Settings, get_settings
+from bountyboard.sqlite_inline import InlineDBAPI
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -79,7 +82,6 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -105,9 +107,10 @@ class _WriterQueue:
     """This process's SQLite writers take turns here, first come first served, before ``BEGIN IMMEDIATE``.
 
     Left to SQLite, waiting writers poll the lock with sleeps that grow to 100 ms, so under load the
-    lock sits free while they sleep; here a writer starts the moment the previous one ends. SQLite's
-    busy timeout still covers writers in other processes (a worker, the CLI). A writer that waits
-    longer than the busy timeout goes on to SQLite's own wait, so this never fails what did not fail.
+    lock sits free while they sleep; here a writer starts the moment the previous one ends. Writers in
+    other processes (a worker, the CLI) are waited for by the driver (``sqlite_inline``). A writer that
+    waits here longer than that patience goes on to the driver's own wait, so this never fails what
+    did not fail.
     """
 
     _HELD = "bountyboard_writer_turn"
@@ -204,12 +207,15 @@ def build_engine(settings: Settings) -> AsyncEngine:
     if url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         private_sqlite_files(url)
-        engine = create_async_engine(url, connect_args={"timeout": 30}, pool_size=_POOL_SIZE, max_overflow=_POOL_SIZE)
+        engine = create_async_engine(url, module=InlineDBAPI(), pool_size=_POOL_SIZE, max_overflow=_POOL_SIZE)
         _configure_sqlite(engine)
         return engine
     # No ping per checkout: a connection the server dropped fails its statement, SQLAlchemy then
     # discards every pooled connection as old as it, and connections are renewed every half hour.
     return create_async_engine(url, pool_size=_POOL_SIZE, max_overflow=10, pool_recycle=1800)
+
+
+_databases = itertools.count(1)
 
 
 class Database:
@@ -218,6 +224,9 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.engine = build_engine(settings)
+        # State stamps of two databases (tests open several in one process) must never compare equal.
+        self._stamp_prefix = f"{next(_databases)}:"
+        self._watcher: sqlite3.Connection | None = None
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # Sessions of requests: no BEGIN, COMMIT or ROLLBACK (on PostgreSQL autocommit, on SQLite no
         # transaction) until they need a transaction (_escalate): two round trips fewer for a read.
@@ -233,7 +242,26 @@ class Database:
         return self.engine.dialect.name
 
     async def dispose(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
         await self.engine.dispose()
+
+    async def state_stamp(self, session: AsyncSession) -> str | None:
+        """A name for the committed state of the whole database (see ``statecache``)."""
+        if self.dialect == "sqlite":
+            # Changes whenever another connection, of this process or another, commits; this
+            # connection never writes. A pragma of the library, not a statement of the database.
+            if self._watcher is None:
+                path = _sqlite_path(self.settings.effective_database_url)
+                if path is None:
+                    return None
+                self._watcher = sqlite3.connect(path, check_same_thread=False)
+            return f"{self._stamp_prefix}{self._watcher.execute('PRAGMA data_version').fetchone()[0]}"
+        # A snapshot (xmin, xmax, transactions in progress) changes with every commit and never recurs.
+        snapshot = await session.scalar(
+            select(cast(func.pg_current_snapshot(), Text)).execution_options(**BEFORE_TRANSACTION))
+        return f"{self._stamp_prefix}{snapshot}"
 
 
 _database: Database | None = None
@@ -273,6 +301,19 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
 """A route's parameter type for the request's session."""
+
+_STATE_STAMP = "bountyboard_state_stamp"
+
+
+async def state_stamp(session: AsyncSession) -> str | None:
+    """The database's state stamp, read once per reading request (``statecache``); None in a writing
+    request, whose own uncommitted writes what it computes may show."""
+    if not session.info.get(_REQUEST_SESSION) or session.info.get(_WRITING_REQUEST):
+        return None
+    if _STATE_STAMP not in session.info:
+        session.info[_STATE_STAMP] = await get_database().state_stamp(session)
+    stamp: str | None = session.info[_STATE_STAMP]
+    return stamp
 
 
 @contextlib.contextmanager

@@ -23,9 +23,10 @@ from bountyboard.accounts.models import ApiKey, Bot, User
 from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.db import BEFORE_TRANSACTION, get_database, get_session
+from bountyboard.db import BEFORE_TRANSACTION, get_database, get_session, state_stamp
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ratelimit import limit_key
+from bountyboard.statecache import StampedCache
 
 BEARER_SCHEME = "bearerAuth"
 _bearer = HTTPBearer(
@@ -86,30 +87,53 @@ def insufficient_scope(missing: list[str]) -> Problem:
     )
 
 
+@dataclass(frozen=True)
+class _Resolved:
+    actor: Actor
+    last_used_at: datetime | None
+    expires_at: datetime | None
+
+
+# Valid keys resolved by reading requests, reused while the database is unchanged (``statecache``): a
+# key revoked, expired or disabled by any process changes the stamp, so it is refused on the next request.
+_resolved: StampedCache[str, _Resolved] = StampedCache(1024)
+
+
 async def resolve_key(session: AsyncSession, key: str) -> Actor:
     """Look a presented key up by its keyed hash; refuse malformed, unknown, revoked or expired keys."""
     if not is_well_formed(key):
         raise _unauthorized("The API key is malformed (expected svc- followed by the secret).")
+    key_hash = hash_key(key, get_settings().effective_secret_key)
+    stamp = await state_stamp(session)
+    resolved = _resolved.get(key_hash, stamp)
+    if resolved is None:
+        resolved = await _look_up(session, key_hash)
+        _resolved.put(key_hash, stamp, resolved, until=resolved.expires_at)
+    actor, current = resolved.actor, now()
+    last_used_at = _pending_uses.get(actor.key_id, resolved.last_used_at)
+    if last_used_at is None or current - last_used_at > _LAST_USED_RESOLUTION:
+        _note_use(actor.key_id, current)
+    return actor
+
+
+async def _look_up(session: AsyncSession, key_hash: str) -> _Resolved:
     row = (
         await session.execute(
             select(ApiKey, User, Bot).join(User, User.id == ApiKey.user_id).outerjoin(Bot, Bot.id == ApiKey.bot_id)
-            .where(ApiKey.key_hash == hash_key(key, get_settings().effective_secret_key))
-            .execution_options(**BEFORE_TRANSACTION)
+            .where(ApiKey.key_hash == key_hash).execution_options(**BEFORE_TRANSACTION)
         )
     ).first()
     if row is None:
         raise _unauthorized("The API key is not known.")
     api_key, user, bot = row
-    current = now()
     if api_key.revoked_at is not None:
         raise _unauthorized("The API key was revoked.")
-    if api_key.expires_at is not None and api_key.expires_at <= current:
+    if api_key.expires_at is not None and api_key.expires_at <= now():
         raise _unauthorized("The API key has expired.")
     if user.disabled:
         raise _unauthorized("The account that owns this key is disabled.")
-    if api_key.last_used_at is None or current - api_key.last_used_at > _LAST_USED_RESOLUTION:
-        _note_use(api_key.id, current)
-    return Actor(user=user, bot=bot, key_id=api_key.id, scopes=frozenset(api_key.scopes))
+    actor = Actor(user=user, bot=bot, key_id=api_key.id, scopes=frozenset(api_key.scopes))
+    return _Resolved(actor, api_key.last_used_at, api_key.expires_at)
 
 
 # Key uses waiting to be written: written together, shortly after, in a transaction of their own, so

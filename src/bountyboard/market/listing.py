@@ -5,11 +5,15 @@ a listed task shows that can change after publication: status, slots taken, boun
 the escrow), end time, and the next action, which also moves with the clock when a deadline
 passes. Everything else is fixed at publication (only drafts are edited, and drafts are never
 listed). A poller that sends the ETag back gets 304 after a narrow query of just those columns.
+
+Pages are the same for every caller, so a page's JSON is kept (``statecache``) and served again while
+the database is unchanged and no listed deadline has passed: a poll then costs no query of its own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import func, select
@@ -17,13 +21,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
-from bountyboard.conditional import weak_etag
+from bountyboard.clock import now
+from bountyboard.conditional import still_fresh, weak_etag
+from bountyboard.db import state_stamp
 from bountyboard.errors import invalid
 from bountyboard.market.models import Claim, ClaimStatus, Task, TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import AgentClaimStatus, AgentTask
 from bountyboard.market.service import claim_statuses, holder_filter, task_next_action, task_out
 from bountyboard.pagination import Cursor, KeysetPage, PageParams
+from bountyboard.statecache import StampedCache
 
 _TASK_ORDER = (Task.published_at.desc(), Task.id.desc())
 _TASK_COLUMNS = tuple(Task.__table__.columns)
@@ -70,11 +77,27 @@ class TaskQuery:
         total = rows[0].listed if rows else await session.scalar(count)
         return rows, more, int(total or 0)
 
+    @property
+    def key(self) -> tuple[object, ...]:
+        after = (self.after.at, self.after.id) if self.after else None
+        return self.module, self.status, self.params.page, self.params.pageSize, after
+
     def etag(self, total: int, rows: list[Any]) -> str:
         visible = [(row.id, row.status, row.slots_taken, row.bounty_cents, row.ended_at, task_next_action(row))
                    for row in rows]
-        return weak_etag([self.module, self.status, self.params.page, self.params.pageSize, self.after, total,
-                          *visible])
+        return weak_etag([*self.key, total, *visible])
+
+
+def _next_deadline(rows: list[Any]) -> datetime | None:
+    """When the first listed task's next action moves with the clock (a published task's deadline)."""
+    current = now()
+    deadlines = [row.deadline for row in rows
+                 if row.status == TaskStatus.PUBLISHED and row.deadline is not None and row.deadline > current]
+    return min(deadlines, default=None)
+
+
+# Pages as sent (JSON and ETag), by what was asked.
+_pages: StampedCache[tuple[object, ...], tuple[bytes, str]] = StampedCache(256)
 
 
 async def task_list_etag(session: AsyncSession, query: TaskQuery) -> str:
@@ -83,19 +106,36 @@ async def task_list_etag(session: AsyncSession, query: TaskQuery) -> str:
     return query.etag(total, rows)
 
 
-async def agent_tasks(session: AsyncSession, query: TaskQuery) -> tuple[KeysetPage[AgentTask], str]:
-    """The page and its ETag."""
+async def agent_tasks(session: AsyncSession, query: TaskQuery) -> tuple[KeysetPage[AgentTask], str, datetime | None]:
+    """The page, its ETag and when the clock alone will change it."""
     rows, more, total = await query.page(session, *_TASK_COLUMNS)
     last = Cursor(at=rows[-1].published_at, id=rows[-1].id) if rows else None
     # A Core row has the attributes task_out reads from a Task.
     page = KeysetPage[AgentTask].after([task_out(cast(Task, row)) for row in rows], query.params, total, more, last)
-    return page, query.etag(total, rows)
+    return page, query.etag(total, rows), _next_deadline(rows)
+
+
+async def task_list(session: AsyncSession, query: TaskQuery, validator: str | None) -> tuple[bytes | None, str]:
+    """The page's JSON and ETag; no JSON when the caller's ``If-None-Match`` (``validator``) names it."""
+    stamp = await state_stamp(session)
+    cached = _pages.get(query.key, stamp)
+    if cached is None and validator:
+        etag = await task_list_etag(session, query)
+        if still_fresh(validator, etag):
+            return None, etag
+    if cached is None:
+        page, etag, until = await agent_tasks(session, query)
+        cached = page.model_dump_json().encode(), etag
+        _pages.put(query.key, stamp, cached, until)
+    content, etag = cached
+    return (None if still_fresh(validator, etag) else content), etag
 
 
 async def list_agent_tasks(session: AsyncSession, module: Module | None, status: TaskStatus | None,
                            params: PageParams) -> KeysetPage[AgentTask]:
     """Tasks agents see: published ones by default; drafts never."""
-    return (await agent_tasks(session, TaskQuery.of(module, status, params, None)))[0]
+    page, _, _ = await agent_tasks(session, TaskQuery.of(module, status, params, None))
+    return page
 
 
 async def list_holder_claims(session: AsyncSession, actor: Actor, status: ClaimStatus | None, params: PageParams,

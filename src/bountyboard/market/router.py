@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
 from bountyboard.accounts.scopes import Scope
-from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
+from bountyboard.conditional import conditional_json, json_with_etag, not_modified
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
@@ -66,12 +66,8 @@ async def list_tasks(
     status: Annotated[BoardStatus | None, Query(description="Task status; published when omitted")] = None,
 ) -> Response:
     query = listing.TaskQuery.of(module, TaskStatus(status) if status else None, paging, after)
-    if request.headers.get("if-none-match"):
-        etag = await listing.task_list_etag(session, query)
-        if still_fresh(request, etag):
-            return not_modified(etag)
-    page, etag = await listing.agent_tasks(session, query)
-    return json_with_etag(page, etag)
+    content, etag = await listing.task_list(session, query, request.headers.get("if-none-match"))
+    return not_modified(etag) if content is None else json_with_etag(content, etag)
 
 
 @agent_router.get("/agent/tasks/{id}", summary="One task", response_model=AgentTask, responses=_CONDITIONAL)

@@ -1,0 +1,181 @@
+"""SQLite statements run on the event loop's own thread, for SQLAlchemy's asyncio engine.
+
+aiosqlite gives each connection a thread, and SQLAlchemy's adapter makes four calls per statement
+(cursor, execute, fetch, close): four hand-offs between threads, each a wait for the GIL, which under
+load cost more than the statement (docs/performance.md). SQLite is an in-process library: a statement
+of this service reads or writes a page cache, and in WAL mode a read never waits for a lock. So the
+driver here is ``sqlite3`` itself behind the awaitable surface SQLAlchemy's aiosqlite dialect expects.
+
+The one wait is the write lock. Within this process writers take turns on an asyncio lock before
+``BEGIN IMMEDIATE`` (``db._WriterQueue``); a writer of another process (a worker, the CLI, a second
+replica) can still hold it. SQLite's own busy handler would sleep inside the call and stall the loop,
+so these connections have no busy timeout: a statement refused with ``SQLITE_BUSY`` (it did nothing)
+is tried again after an ``asyncio.sleep``, for up to ``_PATIENCE`` seconds.
+
+The price: a long statement holds the loop, where aiosqlite let other requests run beside it. This
+service's statements are index reads and single-row writes; the long ones (a site page's count over
+10,000 tasks) take milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from types import SimpleNamespace
+from typing import Any, TypeVar
+
+from sqlalchemy.dialects.sqlite.aiosqlite import AsyncAdapt_aiosqlite_connection, AsyncAdapt_aiosqlite_dbapi
+from sqlalchemy.util import await_
+
+_PATIENCE = 30.0  # seconds a statement waits for another process's write lock, as busy_timeout did
+_FIRST_RETRY = 0.0005
+_LONGEST_RETRY = 0.02
+
+T = TypeVar("T")
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
+
+
+async def _patiently(call: Callable[..., T], *args: Any) -> T:
+    """``call(*args)``, tried again while SQLite answers busy (another process holds the write lock)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _PATIENCE
+    delay = _FIRST_RETRY
+    while True:
+        try:
+            return call(*args)
+        except sqlite3.OperationalError as error:
+            if not _is_busy(error) or loop.time() > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, _LONGEST_RETRY)
+
+
+class InlineCursor:
+    """An ``aiosqlite.Cursor`` look-alike whose calls run at once on the caller's thread."""
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+
+    async def __aenter__(self) -> InlineCursor:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._cursor.close()
+
+    @property
+    def description(self) -> Any:
+        return self._cursor.description
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        return self._cursor.lastrowid
+
+    @property
+    def arraysize(self) -> int:
+        return self._cursor.arraysize
+
+    @arraysize.setter
+    def arraysize(self, value: int) -> None:
+        self._cursor.arraysize = value
+
+    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> InlineCursor:
+        await _patiently(self._cursor.execute, sql, parameters)
+        return self
+
+    async def executemany(self, sql: str, parameters: Iterable[Sequence[Any]]) -> InlineCursor:
+        await _patiently(self._cursor.executemany, sql, parameters)
+        return self
+
+    async def fetchone(self) -> Any:
+        return self._cursor.fetchone()
+
+    async def fetchmany(self, size: int | None = None) -> list[Any]:
+        return self._cursor.fetchmany(self._cursor.arraysize if size is None else size)
+
+    async def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall()
+
+    async def close(self) -> None:
+        self._cursor.close()
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        for row in self._cursor:
+            yield row
+
+
+class InlineConnection:
+    """An ``aiosqlite.Connection`` look-alike over one ``sqlite3`` connection, used on the loop's thread."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        # The name SQLAlchemy's adapter reads to tell an open connection (as aiosqlite's).
+        self._connection = connection
+
+    @property
+    def isolation_level(self) -> str | None:
+        return self._connection.isolation_level
+
+    @isolation_level.setter
+    def isolation_level(self, value: str | None) -> None:
+        self._connection.isolation_level = value  # type: ignore[assignment]
+
+    def cursor(self) -> InlineCursor:
+        return InlineCursor(self._connection.cursor())
+
+    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> InlineCursor:
+        return await self.cursor().execute(sql, parameters)
+
+    async def commit(self) -> None:
+        await _patiently(self._connection.commit)
+
+    async def rollback(self) -> None:
+        self._connection.rollback()
+
+    async def create_function(self, *args: Any, **kwargs: Any) -> None:
+        self._connection.create_function(*args, **kwargs)
+
+    async def close(self) -> None:
+        self._connection.close()
+
+    def stop(self) -> None:
+        self._connection.close()
+
+
+async def _connect(database: str, **kwargs: Any) -> InlineConnection:
+    # No busy timeout: a busy statement is retried by _patiently, asleep on the loop, not in SQLite.
+    kwargs.update(timeout=0, check_same_thread=False)
+    return InlineConnection(sqlite3.connect(database, **kwargs))
+
+
+class _InlineAdaptedConnection(AsyncAdapt_aiosqlite_connection):
+    __slots__ = ()
+
+    @property
+    def isolation_level(self) -> str | None:
+        return self._connection.isolation_level
+
+    @isolation_level.setter
+    def isolation_level(self, value: str | None) -> None:
+        self._connection.isolation_level = value
+
+
+class InlineDBAPI(AsyncAdapt_aiosqlite_dbapi):
+    """What SQLAlchemy's aiosqlite dialect takes as its driver module (``create_async_engine(module=...)``)."""
+
+    def __init__(self) -> None:
+        errors = {name: getattr(sqlite3, name) for name in (
+            "DatabaseError", "Error", "IntegrityError", "NotSupportedError", "OperationalError",
+            "ProgrammingError", "sqlite_version", "sqlite_version_info")}
+        facade = SimpleNamespace(**errors, Connection=InlineConnection, connect=_connect,
+                                 __version__=sqlite3.sqlite_version)
+        super().__init__(facade, sqlite3)  # type: ignore[arg-type]
+
+    def connect(self, *args: Any, **kwargs: Any) -> _InlineAdaptedConnection:
+        return _InlineAdaptedConnection(self, await_(_connect(*args, **kwargs)))  # type: ignore[arg-type]
