@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from bountyboard.camel import CamelModel, Timestamp
 from bountyboard.clock import rfc3339
@@ -14,17 +14,16 @@ _WHK = "whk_01jd2k3m4n5p6q7r8s9t0v1w2x"
 _EVT = "evt_01jd2k3m4n5p6q7r8s9t0v1w2x"
 
 
-class EventOut(BaseModel):
+class EventOut(CamelModel):
     id: str = Field(examples=[_EVT])
     type: str = Field(examples=["claim.reviewed"])
-    timestamp: str = Field(examples=["2026-11-21T13:30:00.000Z"])
+    timestamp: Timestamp = Field(validation_alias="created_at", examples=["2026-11-21T13:30:00.000Z"])
     sequence: int = Field(description="Global, monotonic; the feed's order.", examples=[42])
     data: dict[str, Any]
 
     @classmethod
     def of(cls, event: Event) -> EventOut:
-        return cls(id=event.id, type=event.type, timestamp=rfc3339(event.created_at) or "",
-                   sequence=event.sequence, data=event.data)
+        return cls.model_validate(event)
 
 
 class WebhookCreate(BaseModel):
@@ -67,28 +66,29 @@ class WebhookWithSecret(WebhookOut):
                         examples=["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
 
 
-class DeliveryAttemptOut(BaseModel):
+def _outcome(succeeded: Any) -> Any:
+    """A delivery row's ``succeeded`` as the attempt's status."""
+    if isinstance(succeeded, bool):
+        return "succeeded" if succeeded else "failed"
+    return succeeded
+
+
+class DeliveryAttemptOut(CamelModel):
     id: str = Field(examples=["dlv_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    webhookId: str = Field(examples=[_WHK])
-    eventId: str = Field(examples=[_EVT], description="Also the webhook-id header of the attempt.")
-    eventType: str
+    webhook_id: str = Field(validation_alias="endpoint_id", examples=[_WHK])
+    event_id: str = Field(examples=[_EVT], description="Also the webhook-id header of the attempt.")
+    event_type: str
     attempt: int = Field(description="1 for the first attempt of this event to this endpoint.")
-    status: Literal["succeeded", "failed"]
-    statusCode: int | None = Field(description="The receiver's HTTP status; null when none was received.")
-    latencyMs: int | None
-    responseExcerpt: str | None = Field(description="The first characters of the receiver's answer.")
+    status: Annotated[Literal["succeeded", "failed"], BeforeValidator(_outcome)] = Field(validation_alias="succeeded")
+    status_code: int | None = Field(description="The receiver's HTTP status; null when none was received.")
+    latency_ms: int | None
+    response_excerpt: str | None = Field(description="The first characters of the receiver's answer.")
     error: str | None = Field(description="Why the attempt failed when no 2xx was received.")
-    attemptedAt: str
+    attempted_at: Timestamp = Field(validation_alias="created_at")
 
     @classmethod
     def of(cls, delivery: WebhookDelivery) -> DeliveryAttemptOut:
-        return cls(
-            id=delivery.id, webhookId=delivery.endpoint_id, eventId=delivery.event_id, eventType=delivery.event_type,
-            attempt=delivery.attempt, status="succeeded" if delivery.succeeded else "failed",
-            statusCode=delivery.status_code, latencyMs=delivery.latency_ms,
-            responseExcerpt=delivery.response_excerpt, error=delivery.error,
-            attemptedAt=rfc3339(delivery.created_at) or "",
-        )
+        return cls.model_validate(delivery)
 
 
 class DeliveryQueued(BaseModel):
