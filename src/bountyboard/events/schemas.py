@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
 from bountyboard.camel import CamelModel, Timestamp
 from bountyboard.clock import rfc3339
@@ -14,10 +14,16 @@ _WHK = "whk_01jd2k3m4n5p6q7r8s9t0v1w2x"
 _EVT = "evt_01jd2k3m4n5p6q7r8s9t0v1w2x"
 
 
+def _from_row(alias: str, column: str) -> AliasChoices:
+    """A field read from a row's ``column`` when it is not the wire's ``alias`` (the JSON schema keeps ``alias``)."""
+    return AliasChoices(alias, column)
+
+
 class EventOut(CamelModel):
     id: str = Field(examples=[_EVT])
     type: str = Field(examples=["claim.reviewed"])
-    timestamp: Timestamp = Field(validation_alias="created_at", examples=["2026-11-21T13:30:00.000Z"])
+    timestamp: Timestamp = Field(validation_alias=_from_row("timestamp", "created_at"),
+                                 examples=["2026-11-21T13:30:00.000Z"])
     sequence: int = Field(description="Global, monotonic; the feed's order.", examples=[42])
     data: dict[str, Any]
 
@@ -75,16 +81,17 @@ def _outcome(succeeded: Any) -> Any:
 
 class DeliveryAttemptOut(CamelModel):
     id: str = Field(examples=["dlv_01jd2k3m4n5p6q7r8s9t0v1w2x"])
-    webhook_id: str = Field(validation_alias="endpoint_id", examples=[_WHK])
+    webhook_id: str = Field(validation_alias=_from_row("webhookId", "endpoint_id"), examples=[_WHK])
     event_id: str = Field(examples=[_EVT], description="Also the webhook-id header of the attempt.")
     event_type: str
     attempt: int = Field(description="1 for the first attempt of this event to this endpoint.")
-    status: Annotated[Literal["succeeded", "failed"], BeforeValidator(_outcome)] = Field(validation_alias="succeeded")
+    status: Annotated[Literal["succeeded", "failed"], BeforeValidator(_outcome)] = Field(
+        validation_alias=_from_row("status", "succeeded"))
     status_code: int | None = Field(description="The receiver's HTTP status; null when none was received.")
     latency_ms: int | None
     response_excerpt: str | None = Field(description="The first characters of the receiver's answer.")
     error: str | None = Field(description="Why the attempt failed when no 2xx was received.")
-    attempted_at: Timestamp = Field(validation_alias="created_at")
+    attempted_at: Timestamp = Field(validation_alias=_from_row("attemptedAt", "created_at"))
 
     @classmethod
     def of(cls, delivery: WebhookDelivery) -> DeliveryAttemptOut:
