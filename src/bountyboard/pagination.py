@@ -32,7 +32,7 @@ class PageParams(BaseModel):
         return (self.page - 1) * self.pageSize
 
 
-def page_params(
+async def page_params(  # async: a plain def would run on the thread pool, per request
     page: Annotated[int, Query(ge=1, le=100_000, description="1-based page number")] = 1,
     pageSize: Annotated[int, Query(ge=1, le=PAGE_SIZE_MAX, description="Items per page")] = PAGE_SIZE_DEFAULT,
 ) -> PageParams:
@@ -71,7 +71,7 @@ class KeysetPage(Page[T], Generic[T]):
                    nextCursor=last.encode() if more and last is not None else None)
 
 
-def after_param(
+async def after_param(
     after: Annotated[str | None, Query(
         description="nextCursor of the previous page: the items after it, in the list's order; pages taken "
                     "this way do not shift when items are added. With after, page must be 1 (or omitted).",

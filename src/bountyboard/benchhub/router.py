@@ -28,6 +28,7 @@ from bountyboard.benchhub.schemas import (
     RunUploadResult,
 )
 from bountyboard.clock import rfc3339
+from bountyboard.conditional import still_fresh
 from bountyboard.config import get_settings
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
@@ -48,13 +49,6 @@ def _json(content: Any, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(content, headers=headers)
 
 
-def _etag_matches(header: str | None, etag: str) -> bool:
-    if not header:
-        return False
-    candidates = {part.strip().removeprefix("W/") for part in header.split(",")}
-    return "*" in candidates or etag in candidates
-
-
 @router.get("/benchhub/index.json", summary="The static benchmark registry", response_model=RegistryIndex,
             responses={304: {"description": "Not modified (If-None-Match matched the ETag)"}})
 async def registry_index(request: Request, session: SessionDep) -> Response:
@@ -62,7 +56,7 @@ async def registry_index(request: Request, session: SessionDep) -> Response:
     digest = registry.record_sha256({"records": records})
     etag = f'"{digest}"'
     headers = {"ETag": etag, "Cache-Control": INDEX_CACHE_CONTROL}
-    if _etag_matches(request.headers.get("if-none-match"), etag):
+    if still_fresh(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
     body = {"schemaVersion": registry.SCHEMA_VERSION, "generatedAt": rfc3339(latest), "sha256": digest,
             "records": records}
@@ -94,7 +88,7 @@ async def _conditional(request: Request, session: AsyncSession, conditions: Sequ
     query = "&".join(sorted(f"{name}={value}" for name, value in request.query_params.multi_items()))
     etag = await pools.fingerprint(session, conditions, request.url.path, query)
     headers = {"ETag": etag, "Cache-Control": READ_CACHE_CONTROL}
-    if _etag_matches(request.headers.get("if-none-match"), etag):
+    if still_fresh(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
     return _json((await build()).model_dump(mode="json"), headers)
 
