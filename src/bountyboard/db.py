@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from filelock import FileLock
-from sqlalchemy import JSON, DateTime, MetaData, Text, cast, event, func, make_url, select
+from sqlalchemy import JSON, DateTime, MetaData, event, make_url
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -216,6 +216,7 @@ def build_engine(settings: Settings) -> AsyncEngine:
 
 
 _databases = itertools.count(1)
+_SNAPSHOT = "SELECT pg_current_snapshot()::text"
 
 
 class Database:
@@ -259,8 +260,10 @@ class Database:
                 self._watcher = sqlite3.connect(path, check_same_thread=False)
             return f"{self._stamp_prefix}{self._watcher.execute('PRAGMA data_version').fetchone()[0]}"
         # A snapshot (xmin, xmax, transactions in progress) changes with every commit and never recurs.
-        snapshot = await session.scalar(
-            select(cast(func.pg_current_snapshot(), Text)).execution_options(**BEFORE_TRANSACTION))
+        # Asked of asyncpg itself: SQLAlchemy's statement machinery would cost more than the round trip.
+        connection = await session.connection(execution_options=BEFORE_TRANSACTION)
+        raw = await connection.get_raw_connection()
+        snapshot = await raw.driver_connection.fetchval(_SNAPSHOT)  # type: ignore[union-attr]
         return f"{self._stamp_prefix}{snapshot}"
 
 

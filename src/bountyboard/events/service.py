@@ -84,22 +84,22 @@ def queue_message(session: AsyncSession, endpoint_id: str, event: Event) -> None
                                attempts=0, next_attempt_at=event.created_at, created_at=event.created_at))
 
 
-async def _fan_out(session: AsyncSession, event: Event) -> None:
+async def _subscribers(session: AsyncSession, type: str, bot_id: str | None, operator_id: str | None,
+                       publisher_id: str | None) -> list[str]:
+    """The enabled endpoints that asked for ``type`` and may see an event of these owners."""
     audiences = []
-    if event.bot_id:
-        audiences.append(WebhookEndpoint.bot_id == event.bot_id)
-    users = {user for user in (event.operator_id, event.publisher_id) if user}
+    if bot_id:
+        audiences.append(WebhookEndpoint.bot_id == bot_id)
+    users = {user for user in (operator_id, publisher_id) if user}
     if users:
         audiences.append(and_(WebhookEndpoint.bot_id.is_(None), WebhookEndpoint.operator_id.in_(users)))
     if not audiences:
-        return
+        return []
     rows = await session.execute(
         select(WebhookEndpoint.id, WebhookEndpoint.events)
         .where(WebhookEndpoint.enabled.is_(True), or_(*audiences)).order_by(WebhookEndpoint.id)
     )
-    for endpoint_id, kinds in rows:
-        if event.type in kinds:
-            queue_message(session, endpoint_id, event)
+    return [endpoint_id for endpoint_id, kinds in rows if type in kinds]
 
 
 async def emit(
@@ -129,12 +129,17 @@ async def record(
     publisher_id: str | None = None,
 ) -> Event:
     """``emit()`` with an untyped payload: only for the test-only event bursts, whose data is free."""
+    # Everything but the event itself is written and read first: the counter row, once taken, is held
+    # by this transaction until it commits, and every other event-writing transaction waits for it.
+    await session.flush()
+    endpoints = await _subscribers(session, type, bot_id, operator_id, publisher_id)
     event = Event(
         sequence=await _next_sequence(session), id=new_id("evt"), type=type, created_at=now(), data=data,
         bot_id=bot_id, operator_id=operator_id, publisher_id=publisher_id,
     )
     session.add(event)
-    await _fan_out(session, event)
+    for endpoint_id in endpoints:
+        queue_message(session, endpoint_id, event)
     await session.flush()
     if _RING_ON_COMMIT not in session.info:
         session.info[_RING_ON_COMMIT] = True
