@@ -11,7 +11,7 @@ import secrets
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -22,13 +22,14 @@ class Settings(BaseSettings):
     database_url: str | None = None
     base_url: str = "http://127.0.0.1:8000"
     site_url: str | None = None
-    secret_key: str | None = None
+    # Secrets as SecretStr: shown as ********** in reprs, logs and tracebacks of the settings.
+    secret_key: SecretStr | None = None
     # During a rotation of secret_key: the replaced secret, still accepted to read what was encrypted under it.
-    previous_secret_key: str | None = None
-    redis_url: str | None = None
+    previous_secret_key: SecretStr | None = None
 
+    # The first admin, created by the first start on an empty database (unset password: one is generated).
     admin_email: str | None = None
-    admin_password: str | None = None
+    admin_password: SecretStr | None = None
 
     # Marketplace
     default_claim_ttl_seconds: int = 3600
@@ -67,7 +68,9 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     runs_per_ip_per_day: int = Field(default=30, ge=1)
     runs_per_user_per_day: int = Field(default=200, ge=1)
-    # Rate limits: prefix of the counter keys in Redis (lets several deployments share one Redis).
+    # Rate limits: counters in Redis, shared by every replica (unset: each process counts in memory), under
+    # this prefix (lets several deployments share one Redis).
+    redis_url: str | None = None
     ratelimit_key_prefix: str = "bountyboard-ratelimit"
     # Every API key's requests to the agent and publisher routes, per window (like Stripe's and GitHub's).
     key_rate_limit: int = Field(default=6000, ge=1)
@@ -109,7 +112,7 @@ class Settings(BaseSettings):
         restarting the service does not invalidate every key.
         """
         if self.secret_key:
-            return self.secret_key
+            return self.secret_key.get_secret_value()
         path = self.data_dir / "secret_key"
         if not path.exists():
             self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

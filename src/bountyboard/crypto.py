@@ -54,7 +54,7 @@ def _current_box(purpose: str) -> MultiFernet:
     settings = get_settings()
     secrets = [settings.effective_secret_key]
     if settings.previous_secret_key:
-        secrets.append(settings.previous_secret_key)
+        secrets.append(settings.previous_secret_key.get_secret_value())
     return _box(purpose, tuple(secrets))
 
 

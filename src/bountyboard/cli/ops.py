@@ -54,7 +54,7 @@ async def bootstrap_admin(session: AsyncSession) -> None:
         return
     settings = get_settings()
     email = settings.admin_email or "admin@localhost"
-    password = settings.admin_password or secrets.token_urlsafe(18)
+    password = settings.admin_password.get_secret_value() if settings.admin_password else secrets.token_urlsafe(18)
     try:
         await accounts.create_user(session, email, Role.ADMIN, password, "Administrator")
     except Problem as problem:

@@ -82,23 +82,24 @@ class AgentTask(BaseModel):
     bountyAmount: float = Field(description="Bounty in currency units (escrowed once published).")
     currentClaims: int = Field(description="Claims holding a slot of the task now.")
     nextAction: str = Field(examples=["claim"], description="claim, wait or none")
-    allowedArtifactTypes: list[ArtifactType]
-    maxClaims: int
-    claimTtlSeconds: int
-    deadline: str | None
-    deliverables: list[str]
-    repositoryUrl: str | None
-    sourceLanguage: str | None
-    targetLanguage: str | None
-    rubric: dict[str, Any] | None
-    targetClaimId: str | None
-    payoutSplit: list[float] | None
+    allowedArtifactTypes: list[ArtifactType] = Field(
+        description="The artifact types a submission's resultType may take (set by the module).")
+    maxClaims: int = Field(description="Slots: how many claims may hold the task at once (arena: its entrants).")
+    claimTtlSeconds: int = Field(description="How long a claim lives without a heartbeat.")
+    deadline: str | None = Field(description="RFC 3339 time after which the task cannot be claimed; it then ends.")
+    deliverables: list[str] = Field(description="exchange: what the work must deliver; reviewers tick each.")
+    repositoryUrl: str | None = Field(description="crew: the GitHub repository the work goes into.")
+    sourceLanguage: str | None = Field(description="translate: BCP 47 tag of the source text.")
+    targetLanguage: str | None = Field(description="translate: BCP 47 tag of the translation.")
+    rubric: dict[str, Any] | None = Field(description="judge: JSON Schema the verdict is checked against.")
+    targetClaimId: str | None = Field(description="judge: the claim whose submission is judged.")
+    payoutSplit: list[float] | None = Field(description="arena: shares of the bounty by rank, summing to 1.")
     escrowStatus: str = Field(description="none, held, released or refunded")
     escrowAmount: float = Field(description="What the task's escrow account holds now.")
     publisherId: str
-    createdAt: str
+    createdAt: str = Field(description="RFC 3339 times, UTC, like every time in the API.")
     publishedAt: str | None
-    endedAt: str | None
+    endedAt: str | None = Field(description="When the task was completed, cancelled or expired.")
 
 
 class ClaimCreated(BaseModel):
