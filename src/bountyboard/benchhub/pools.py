@@ -230,8 +230,7 @@ async def measurements(session: AsyncSession, conditions: Sequence[ColumnElement
     merging = [row.id for group in groups.values() if len(group) > 1 for row in group]
     tally_of: dict[int, dict[str, Any]] = {}
     if merging:
-        tally_of = dict((await session.execute(select(Pool.id, Pool.task_tally).where(Pool.id.in_(merging))))
-                        .tuples().all())
+        tally_of = dict((await session.execute(select(Pool.id, Pool.task_tally).where(Pool.id.in_(merging)))).all())
     return [_measure(group, tally_of, metrics[group[0].benchmark_slug]) for group in groups.values()]
 
 

@@ -71,7 +71,7 @@ async def ensure_registry(session: AsyncSession) -> None:
     url = str(engine.url)
     if url in _seeded:
         return
-    stored = dict((await session.execute(select(Benchmark.slug, Benchmark.registry_sha256))).tuples().all())
+    stored = dict((await session.execute(select(Benchmark.slug, Benchmark.registry_sha256))).all())
     current = now()
     insert = postgresql_insert if engine.dialect.name == "postgresql" else sqlite_insert
     for record in registry.shipped_records():
@@ -207,7 +207,7 @@ def run_detail(run: Run, display_name: str | None = None, metric: stats.MetricRa
 
 
 async def _metric_ranges(session: AsyncSession) -> dict[str, stats.MetricRange]:
-    records = (await session.execute(select(Benchmark.slug, Benchmark.record))).tuples()
+    records = (await session.execute(select(Benchmark.slug, Benchmark.record))).all()
     return {slug: pools.metric_range(record) for slug, record in records}
 
 

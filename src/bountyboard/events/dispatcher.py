@@ -185,7 +185,7 @@ class Dispatcher:
                      message_created_at=message.created_at, endpoint_id=endpoint.id, url=endpoint.url,
                      secrets=tuple(signing_secrets(endpoint)), event_id=event.id, event_type=event.type,
                      body=signing.body(event.type, rfc3339(event.created_at) or "", event.data))
-                for message, event, endpoint in rows.tuples()
+                for message, event, endpoint in rows
             ]
             await session.commit()
             return jobs

@@ -187,7 +187,7 @@ async def check(session: AsyncSession) -> dict[str, object]:
     )).scalars().all()
     sums = dict((await session.execute(
         select(LedgerEntry.account, func.sum(LedgerEntry.amount_cents)).group_by(LedgerEntry.account)
-    )).tuples().all())
+    )).all())
     accounts = (await session.execute(select(LedgerAccount))).scalars().all()
     mismatched = [a.name for a in accounts if int(sums.get(a.name) or 0) != a.balance_cents]
     overdrawn = [a.name for a in accounts if a.balance_cents < 0 and not a.name.startswith("external:")]

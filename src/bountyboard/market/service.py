@@ -145,7 +145,7 @@ async def _claim_context(session: AsyncSession, claims: Sequence[Claim]) -> tupl
     submissions = {s.claim_id: s for s in (await session.execute(
         select(Submission).where(Submission.claim_id.in_(ids)))).scalars()}
     appeals = dict((await session.execute(
-        select(Appeal.claim_id, Appeal.id).where(Appeal.claim_id.in_(ids)))).tuples().all())
+        select(Appeal.claim_id, Appeal.id).where(Appeal.claim_id.in_(ids)))).all())
     return tasks, submissions, appeals
 
 

@@ -53,7 +53,7 @@ async def _deliverables(session: web.Session, task_ids: list[str]) -> dict[str, 
     if not task_ids:
         return {}
     rows = await session.execute(select(Task.id, Task.deliverables).where(Task.id.in_(set(task_ids))))
-    return {task_id: list(items or []) for task_id, items in rows.tuples()}
+    return {task_id: list(items or []) for task_id, items in rows}
 
 
 @router.get("/review/", response_class=HTMLResponse)
