@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.support.api import OPERATOR_SCOPES, ROLE_EXTRA, Account, Admin, Bot
+from tests.support.api import ALL_SCOPES, OPERATOR_SCOPES, ROLE_EXTRA, Account, Admin, Bot
 from tests.support.api import expect_problem as expect_problem  # the marketplace tests import it from here
+from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
 # What each module needs beyond title and bounty (DESIGN.md section 6).
 MODULE_FIELDS: dict[str, dict[str, Any]] = {
@@ -137,3 +140,11 @@ def eventually(probe: Callable[[], Any], expected: Any, timeout: float = 30.0) -
     while (value := probe()) != expected:
         assert time.monotonic() < deadline, f"still {value!r}, expected {expected!r}"
         time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def private_market(backend: str, data_dir: Path, env: dict[str, str | None]) -> Iterator[tuple[LiveServer, Market]]:
+    """A server of the test module's own (its settings, a fresh database) and a Market of its admin."""
+    with database_url(backend, data_dir) as url, LiveServer(data_dir, url, env=env) as live:
+        key = live.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
+        yield live, Market(Admin(live.base_url, key))

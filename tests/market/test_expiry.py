@@ -5,24 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from tests.market.support import GOOD_CONTENT, Market, claim, eventually, ok, status, submit, task_of
-from tests.support.api import ALL_SCOPES, Admin
-from tests.support.server import ADMIN_EMAIL, LiveServer, backends, database_url
+from tests.market.support import GOOD_CONTENT, Market, claim, eventually, ok, private_market, status, submit, task_of
+from tests.support.server import backends
 
 APPEAL_WINDOW = 600
 
 
 @pytest.fixture(scope="module", params=backends())
 def clocked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Market]:
-    data_dir: Path = tmp_path_factory.mktemp(f"clocked-{request.param}")
-    env = {"BOUNTYBOARD_SWEEP_INTERVAL_SECONDS": "0.2", "BOUNTYBOARD_APPEAL_WINDOW_SECONDS": str(APPEAL_WINDOW)}
-    with database_url(request.param, data_dir) as url, LiveServer(data_dir, url, env=env) as live:
-        key = live.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
-        yield Market(Admin(live.base_url, key))
+    env: dict[str, str | None] = {"BOUNTYBOARD_SWEEP_INTERVAL_SECONDS": "0.2",
+                                  "BOUNTYBOARD_APPEAL_WINDOW_SECONDS": str(APPEAL_WINDOW)}
+    with private_market(request.param, tmp_path_factory.mktemp(f"clocked-{request.param}"), env) as (_, market):
+        yield market
 
 
 @pytest.fixture(autouse=True)

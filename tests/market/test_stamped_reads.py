@@ -8,30 +8,32 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.market.support import Market, ok
-from tests.support.api import ALL_SCOPES, Admin
-from tests.support.server import ADMIN_EMAIL, LiveServer, backends, database_url, psycopg_dsn
+from tests.market.support import Market, ok, private_market
+from tests.support.server import LiveServer, backends, psycopg_dsn
 
 
 @pytest.fixture(scope="module", params=backends())
-def still(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def private(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, Market]]:
     """A private server whose sweep never runs during a test: nothing but the test writes."""
-    data_dir: Path = tmp_path_factory.mktemp(f"still-{request.param}")
-    env = {"BOUNTYBOARD_SWEEP_INTERVAL_SECONDS": "86400", "BOUNTYBOARD_RUN_DISPATCHER": "false"}
-    with database_url(request.param, data_dir) as url, LiveServer(data_dir, url, env=env) as live:
-        yield live
+    env: dict[str, str | None] = {"BOUNTYBOARD_SWEEP_INTERVAL_SECONDS": "86400", "BOUNTYBOARD_RUN_DISPATCHER": "false"}
+    with private_market(request.param, tmp_path_factory.mktemp(f"still-{request.param}"), env) as private:
+        yield private
 
 
 @pytest.fixture
-def market(still: LiveServer) -> Market:
-    key = still.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
-    return Market(Admin(still.base_url, key))
+def still(private: tuple[LiveServer, Market]) -> LiveServer:
+    return private[0]
+
+
+@pytest.fixture
+def market(private: tuple[LiveServer, Market]) -> Market:
+    return private[1]
 
 
 @pytest.fixture(autouse=True)
