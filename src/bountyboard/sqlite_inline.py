@@ -129,9 +129,6 @@ class InlineConnection:
     def cursor(self) -> InlineCursor:
         return InlineCursor(self._connection.cursor())
 
-    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> InlineCursor:
-        return await self.cursor().execute(sql, parameters)
-
     async def commit(self) -> None:
         await _patiently(self._connection.commit)
 

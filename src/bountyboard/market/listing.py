@@ -21,14 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
-from bountyboard.clock import now
 from bountyboard.conditional import still_fresh, weak_etag
 from bountyboard.db import state_stamp
 from bountyboard.errors import invalid
 from bountyboard.market.models import Claim, ClaimStatus, Task, TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import AgentClaimStatus, AgentTask
-from bountyboard.market.service import claim_statuses, holder_filter, task_next_action, task_out
+from bountyboard.market.service import claim_statuses, holder_filter, task_next_action, task_next_action_ends, task_out
 from bountyboard.pagination import Cursor, KeysetPage, PageParams
 from bountyboard.statecache import StampedCache
 
@@ -89,11 +88,8 @@ class TaskQuery:
 
 
 def _next_deadline(rows: list[Any]) -> datetime | None:
-    """When the first listed task's next action moves with the clock (a published task's deadline)."""
-    current = now()
-    deadlines = [row.deadline for row in rows
-                 if row.status == TaskStatus.PUBLISHED and row.deadline is not None and row.deadline > current]
-    return min(deadlines, default=None)
+    """When the first listed task's next action moves with the clock."""
+    return min(filter(None, (task_next_action_ends(row) for row in rows)), default=None)
 
 
 # Pages as sent (JSON and ETag), by what was asked.

@@ -7,6 +7,7 @@ take a session and a user or actor, so the site can call them without HTTP.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -74,6 +75,11 @@ def task_next_action(task: Task) -> str:
     if task.status == TaskStatus.IN_PROGRESS:
         return "wait"
     return "none"
+
+
+def task_next_action_ends(task: Task) -> datetime | None:
+    """When the clock alone will change :func:`task_next_action` (a claimable task's deadline), if ever."""
+    return task.deadline if task_next_action(task) == "claim" else None
 
 
 def _escrow(task: Task) -> tuple[str, int]:
