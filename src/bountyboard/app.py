@@ -20,7 +20,7 @@ from bountyboard.accounts.router import router as accounts_router
 from bountyboard.benchhub.router import router as benchhub_router
 from bountyboard.bodylimit import BodyLimitMiddleware
 from bountyboard.config import get_settings
-from bountyboard.db import get_database, pending_migrations
+from bountyboard.db import RequestSessionMiddleware, get_database, pending_migrations
 from bountyboard.errors import ErrorCode, Problem, install_handlers, problem_response
 from bountyboard.events.router import router as events_router
 from bountyboard.events.testdns import install as install_test_resolver
@@ -122,7 +122,8 @@ def create_app() -> FastAPI:
         app.include_router(testing_router)
     mcp_endpoint.install(app)  # /mcp: the agent loop over the Model Context Protocol
     install_openapi(app)
-    # Outermost first: the request id wraps everything, including idempotent replays.
+    # Each one added wraps those before it: the request id wraps everything, including idempotent replays.
+    app.add_middleware(RequestSessionMiddleware)  # innermost: the session ends as soon as the answer is sent
     app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(RateLimitHeadersMiddleware)
     app.add_middleware(BodyLimitMiddleware)  # outside anything that reads a body

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import sqlite3
 import weakref
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from datetime import datetime
 from functools import lru_cache
@@ -35,10 +34,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session
 from sqlalchemy.types import TypeDecorator
 from sqlalchemy.util import await_
+from starlette.types import Receive, Scope, Send
 
+from bountyboard.asgi import HTTPMiddleware
 from bountyboard.clock import as_utc
 from bountyboard.config import Settings, get_settings
 from bountyboard.sqlite_inline import InlineDBAPI
+from bountyboard.stamps import PostgresStamps, SQLiteStamps, Stamps
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -215,19 +217,15 @@ def build_engine(settings: Settings) -> AsyncEngine:
     return create_async_engine(url, pool_size=_POOL_SIZE, max_overflow=10, pool_recycle=1800)
 
 
-_databases = itertools.count(1)
-_SNAPSHOT = "SELECT pg_current_snapshot()::text"
-
-
 class Database:
     """Engine and session factory of one process."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.engine = build_engine(settings)
-        # State stamps of two databases (tests open several in one process) must never compare equal.
-        self._stamp_prefix = f"{next(_databases)}:"
-        self._watcher: sqlite3.Connection | None = None
+        self._stamps: SQLiteStamps | PostgresStamps = (
+            SQLiteStamps(_sqlite_path(settings.effective_database_url)) if self.engine.dialect.name == "sqlite"
+            else PostgresStamps(self.engine.dialect.create_connect_args(self.engine.url)[1]))
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # Sessions of requests: no BEGIN, COMMIT or ROLLBACK (on PostgreSQL autocommit, on SQLite no
         # transaction) until they need a transaction (_escalate): two round trips fewer for a read.
@@ -243,28 +241,12 @@ class Database:
         return self.engine.dialect.name
 
     async def dispose(self) -> None:
-        if self._watcher is not None:
-            self._watcher.close()
-            self._watcher = None
+        await self._stamps.close()
         await self.engine.dispose()
 
-    async def state_stamp(self, session: AsyncSession) -> str | None:
-        """A name for the committed state of the whole database (see ``statecache``)."""
-        if self.dialect == "sqlite":
-            # Changes whenever another connection, of this process or another, commits; this
-            # connection never writes. A pragma of the library, not a statement of the database.
-            if self._watcher is None:
-                path = _sqlite_path(self.settings.effective_database_url)
-                if path is None:
-                    return None
-                self._watcher = sqlite3.connect(path, check_same_thread=False)
-            return f"{self._stamp_prefix}{self._watcher.execute('PRAGMA data_version').fetchone()[0]}"
-        # A snapshot (xmin, xmax, transactions in progress) changes with every commit and never recurs.
-        # Asked of asyncpg itself: SQLAlchemy's statement machinery would cost more than the round trip.
-        connection = await session.connection(execution_options=BEFORE_TRANSACTION)
-        raw = await connection.get_raw_connection()
-        snapshot = await raw.driver_connection.fetchval(_SNAPSHOT)  # type: ignore[union-attr]
-        return f"{self._stamp_prefix}{snapshot}"
+    async def stamps(self) -> Stamps:
+        """Names for the committed state of the database and of its accounts (``stamps``, ``statecache``)."""
+        return await self._stamps.read()
 
 
 _database: Database | None = None
@@ -286,37 +268,81 @@ def set_database(database: Database | None) -> None:
 # ``request_sessions``). A list shared by reference, so whatever context FastAPI runs a dependency in,
 # the middleware sees the sessions it opened.
 _request_sessions: ContextVar[list[AsyncSession] | None] = ContextVar("request_sessions", default=None)
+# Where a request's session lives from its first use to the end of the answer: the ASGI scope, which
+# every ``Request`` object made for the request shares.
+_SCOPE_SESSION = "bountyboard.session"
 
 
-async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """FastAPI dependency: one session, and at most one transaction, per request, committed by the
-    service that writes. Authentication reads before any transaction (``BEFORE_TRANSACTION``); a
-    writing request's transaction begins with its operation's first statement, a reading request's
-    only with a locking read or a write."""
-    async with get_database().request_sessionmaker() as session:
+def request_session(request: Request) -> AsyncSession:
+    """The request's one session, and at most one transaction, committed by the service that writes;
+    opened on first use and closed by :class:`RequestSessionMiddleware` once the answer is sent.
+
+    Authentication reads before any transaction (``BEFORE_TRANSACTION``); a writing request's
+    transaction begins with its operation's first statement, a reading request's only with a
+    locking read or a write."""
+    session: AsyncSession | None = request.scope.get(_SCOPE_SESSION)
+    if session is None:
+        session = request.scope[_SCOPE_SESSION] = get_database().request_sessionmaker()
         if request.method not in _READ_METHODS:
             session.info[_WRITING_REQUEST] = True
         tracked = _request_sessions.get()
         if tracked is not None:
             tracked.append(session)
-        yield session
+    return session
+
+
+async def get_session(request: Request) -> AsyncSession:
+    """FastAPI dependency: the request's session (:func:`request_session`).
+
+    A coroutine rather than a generator: FastAPI enters an exit stack for a dependency with ``yield``
+    on every request that uses it; :class:`RequestSessionMiddleware` closes the session instead."""
+    return request_session(request)
+
+
+class RequestSessionMiddleware(HTTPMiddleware):
+    """Closes the request's session, if it opened one, after the answer; what was not committed rolls back."""
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            session: AsyncSession | None = scope.pop(_SCOPE_SESSION, None)
+            if session is not None:
+                await session.close()
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session)]
 """A route's parameter type for the request's session."""
 
-_STATE_STAMP = "bountyboard_state_stamp"
+_STAMPS = "bountyboard_stamps"
+
+
+async def _request_stamps(session: AsyncSession) -> Stamps | None:
+    """The stamps (``stamps``) read once per request, before its transaction begins."""
+    if not session.info.get(_REQUEST_SESSION):
+        return None
+    if _STAMPS not in session.info:
+        if session.in_transaction():  # too late: what the request read since may be newer than a stamp now
+            return None
+        session.info[_STAMPS] = await get_database().stamps()
+    stamps: Stamps = session.info[_STAMPS]
+    return stamps
 
 
 async def state_stamp(session: AsyncSession) -> str | None:
-    """The database's state stamp, read once per reading request (``statecache``); None in a writing
-    request, whose own uncommitted writes what it computes may show."""
-    if not session.info.get(_REQUEST_SESSION) or session.info.get(_WRITING_REQUEST):
+    """The database's state when the request began (``statecache``); None in a writing request, whose
+    own uncommitted writes what it computes may show."""
+    if session.info.get(_WRITING_REQUEST):
         return None
-    if _STATE_STAMP not in session.info:
-        session.info[_STATE_STAMP] = await get_database().state_stamp(session)
-    stamp: str | None = session.info[_STATE_STAMP]
-    return stamp
+    stamps = await _request_stamps(session)
+    return stamps.state if stamps else None
+
+
+async def accounts_stamp(session: AsyncSession) -> str | None:
+    """The accounts version when the request began, for what users, bots and keys alone decide (the
+    key check, before any write of the request); None once the request's transaction has begun."""
+    stamps = await _request_stamps(session)
+    return stamps.accounts if stamps else None
 
 
 @contextlib.contextmanager

@@ -11,10 +11,10 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends, Request, Security
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
+from fastapi import Request, Security
+from fastapi.security import HTTPBearer, SecurityScopes
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,18 +23,12 @@ from bountyboard.accounts.models import ApiKey, Bot, User
 from bountyboard.accounts.scopes import KeyKind, Role, Scope
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.db import BEFORE_TRANSACTION, get_database, get_session, state_stamp
+from bountyboard.db import BEFORE_TRANSACTION, accounts_stamp, get_database, request_session
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ratelimit import limit_key
 from bountyboard.statecache import StampedCache
 
 BEARER_SCHEME = "bearerAuth"
-_bearer = HTTPBearer(
-    scheme_name=BEARER_SCHEME,
-    bearerFormat="svc-<secret>",
-    description="An API key created on the profile page or with POST /v1/profile/api-keys.",
-    auto_error=False,
-)
 _LAST_USED_RESOLUTION = timedelta(seconds=60)
 _LAST_USED_FLUSH_DELAY = 2.0  # seconds a key's use may wait before it is written
 log = logging.getLogger("bountyboard")
@@ -94,8 +88,9 @@ class _Resolved:
     expires_at: datetime | None
 
 
-# Valid keys resolved by reading requests, reused while the database is unchanged (``statecache``): a
-# key revoked, expired or disabled by any process changes the stamp, so it is refused on the next request.
+# Valid keys, reused while the accounts version is unchanged (``stamps``, ``statecache``): a key revoked,
+# changed or deleted, or its user or bot changed, by any process moves the version, so the next request
+# anywhere reads it again; an expiry is each entry's clock bound.
 _resolved: StampedCache[str, _Resolved] = StampedCache(1024)
 
 
@@ -104,7 +99,7 @@ async def resolve_key(session: AsyncSession, key: str) -> Actor:
     if not is_well_formed(key):
         raise _unauthorized("The API key is malformed (expected svc- followed by the secret).")
     key_hash = hash_key(key, get_settings().effective_secret_key)
-    stamp = await state_stamp(session)
+    stamp = await accounts_stamp(session)
     resolved = _resolved.get(key_hash, stamp)
     if resolved is None:
         resolved = await _look_up(session, key_hash)
@@ -132,6 +127,11 @@ async def _look_up(session: AsyncSession, key_hash: str) -> _Resolved:
         raise _unauthorized("The API key has expired.")
     if user.disabled:
         raise _unauthorized("The account that owns this key is disabled.")
+    # Out of the session: the cache shares these rows with later requests, and this request's rollback (a
+    # refused write) would otherwise expire them, leaving later requests a detached row they cannot read.
+    for row_object in (api_key, user, bot):
+        if row_object is not None:
+            session.expunge(row_object)
     actor = Actor(user=user, bot=bot, key_id=api_key.id, scopes=frozenset(api_key.scopes))
     return _Resolved(actor, api_key.last_used_at, api_key.expires_at)
 
@@ -184,34 +184,39 @@ async def authenticate_header(session: AsyncSession, authorization: str) -> Acto
     return await resolve_key(session, key.strip())
 
 
-async def authenticated(
-    request: Request,
-    security_scopes: SecurityScopes,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    session: Annotated[AsyncSession, Depends(get_session)],
-) -> Actor:
-    if credentials is None:
-        if request.headers.get("authorization"):
-            raise _unauthorized("The Authorization header must be: Bearer svc-...", error=ErrorCode.INVALID_REQUEST)
-        raise _unauthorized("This operation needs an API key: send Authorization: Bearer svc-...", error=None)
-    actor = await resolve_key(session, credentials.credentials)
-    missing = [scope for scope in security_scopes.scopes if scope not in actor.scopes]
-    if missing:
-        raise insufficient_scope(missing)
-    await limit_key(request, actor.key_id)  # the general per-key rate limit (bountyboard.ratelimit)
-    return actor
+class ApiKeyBearer(HTTPBearer):
+    """The check behind ``require``: a valid key, carrying every scope the operation names, counted
+    against its key's rate limit. Also the bearer scheme of the OpenAPI document.
+
+    One dependency with no dependencies of its own (it reads the header itself and takes the request's
+    session from :func:`request_session`): FastAPI's cost per request grows with every dependency it
+    resolves, and this one is on every authenticated route. With ``optional``, a request without an
+    ``Authorization`` header is anonymous (None) instead of refused."""
+
+    def __init__(self, *, optional: bool) -> None:
+        super().__init__(scheme_name=BEARER_SCHEME, bearerFormat="svc-<secret>", auto_error=False,
+                         description="An API key created on the profile page or with POST /v1/profile/api-keys.")
+        self.optional = optional
+
+    async def __call__(self, request: Request, security_scopes: SecurityScopes) -> Actor | None:  # type: ignore[override]
+        credentials = await super().__call__(request)
+        if credentials is None:
+            if request.headers.get("authorization"):
+                raise _unauthorized("The Authorization header must be: Bearer svc-...",
+                                    error=ErrorCode.INVALID_REQUEST)
+            if self.optional:
+                return None
+            raise _unauthorized("This operation needs an API key: send Authorization: Bearer svc-...", error=None)
+        actor = await resolve_key(request_session(request), credentials.credentials)
+        missing = [scope for scope in security_scopes.scopes if scope not in actor.scopes]
+        if missing:
+            raise insufficient_scope(missing)
+        await limit_key(request, actor.key_id)  # the general per-key rate limit (bountyboard.ratelimit)
+        return actor
 
 
-async def optionally_authenticated(
-    request: Request,
-    security_scopes: SecurityScopes,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    session: Annotated[AsyncSession, Depends(get_session)],
-) -> Actor | None:
-    """For operations open to anonymous callers: a key, when sent, must be valid and scoped."""
-    if credentials is None and not request.headers.get("authorization"):
-        return None
-    return await authenticated(request, security_scopes, credentials, session)
+authenticated = ApiKeyBearer(optional=False)
+optionally_authenticated = ApiKeyBearer(optional=True)
 
 
 def require(*scopes: Scope) -> Any:
