@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
@@ -34,9 +34,8 @@ from bountyboard.market.schemas import (
     TaskCreate,
     TaskUpdate,
 )
-from bountyboard.pagination import KeysetPage, Page, Paging, after_param
+from bountyboard.pagination import After, KeysetPage, Page, Paging
 
-After = Annotated[str | None, Depends(after_param)]
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
 
 
@@ -62,7 +61,7 @@ _CONDITIONAL: dict[int | str, dict[str, Any]] = {
                               "changed.")
 async def list_tasks(
     request: Request, session: SessionDep, actor: Annotated[Actor, require(Scope.TASKS_READ)], paging: Paging,
-    after: After, module: ModuleFilter = None,
+    after: After = None, module: ModuleFilter = None,
     status: Annotated[BoardStatus | None, Query(description="Task status; published when omitted")] = None,
 ) -> Response:
     query = listing.TaskQuery.of(module, TaskStatus(status) if status else None, paging, after)
@@ -85,7 +84,7 @@ async def claim_task(id: str, session: SessionDep, actor: Claimer) -> ClaimCreat
 @agent_router.get("/agent/claims", summary="The caller's claims", response_model=KeysetPage[AgentClaimStatus],
                   description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`).")
 async def list_claims(
-    session: SessionDep, actor: Annotated[Actor, require(Scope.CLAIMS_READ)], paging: Paging, after: After,
+    session: SessionDep, actor: Annotated[Actor, require(Scope.CLAIMS_READ)], paging: Paging, after: After = None,
     status: Annotated[ClaimStatus | None, Query(description="Only claims in this status")] = None,
 ) -> KeysetPage[AgentClaimStatus]:
     return await listing.list_holder_claims(session, actor, status, paging, after)
