@@ -111,3 +111,42 @@ def test_a_listed_deadline_passing_shows_on_the_next_request(market: Market) -> 
     assert [next_action() for _ in range(3)] == ["claim"] * 3
     market.admin.advance_clock(2 * 3600)  # no sweep runs here: the database does not change
     assert next_action() == "none"
+
+
+def test_a_pollers_etag_holds_until_a_listed_task_changes_elsewhere(still: LiveServer, market: Market) -> None:
+    task = market.task(market.publisher(funds=1), "fun", bounty=1)
+    _, key = _bot_key(market)
+    params = {"module": "fun", "pageSize": 100}
+    with _poller(still, key) as http:
+        etag = http.get("/v1/agent/tasks", params=params).headers["etag"]
+        # A commit that moves the stamp but not what the ETag covers: answered 304 from the narrow
+        # query, then from the ETag kept for this stamp.
+        _commit_elsewhere(still, "UPDATE tasks SET title = ? WHERE id = ?", "retitled", task["id"])
+        for _ in range(2):
+            polled = http.get("/v1/agent/tasks", params=params, headers={"If-None-Match": etag})
+            assert polled.status_code == 304, polled.text
+        # A caller without the ETag gets the page read now, not a kept ETag without a body.
+        fresh = http.get("/v1/agent/tasks", params=params)
+        assert {item["id"]: item for item in ok(fresh)["data"]}[task["id"]]["title"] == "retitled"
+        assert fresh.headers["etag"] == etag
+        past = "2001-01-01 00:00:00" if still.backend == "sqlite" else datetime(2001, 1, 1, tzinfo=UTC)
+        _commit_elsewhere(still, "UPDATE tasks SET deadline = ? WHERE id = ?", past, task["id"])
+        changed = http.get("/v1/agent/tasks", params=params, headers={"If-None-Match": etag})
+    assert changed.status_code == 200, changed.text
+    assert changed.headers["etag"] != etag
+    assert {item["id"]: item for item in changed.json()["data"]}[task["id"]]["nextAction"] == "none"
+
+
+def test_a_writing_request_refuses_a_key_whose_user_was_disabled_elsewhere(still: LiveServer, market: Market) -> None:
+    """Keys are kept across writes of tasks and claims (only a change to users, bots or keys moves the
+    accounts version), and a writing request checks them as a reading one does."""
+    task = market.task(market.publisher(funds=10), "arena", bounty=1, maxClaims=10)
+    operator = market.operator()
+    bot = operator.bot(scopes=["tasks:read", "tasks:claim"])
+    assert bot.http.get("/v1/agent/tasks").status_code == 200
+    claimed = bot.http.post(f"/v1/agent/tasks/{task['id']}/claim")
+    assert claimed.status_code == 200, claimed.text
+    _commit_elsewhere(still, "UPDATE users SET disabled = ? WHERE id = ?", True, operator.id)
+    refused = bot.http.post(f"/v1/agent/tasks/{task['id']}/claim")
+    assert refused.status_code == 401, refused.text
+    assert "disabled" in refused.json()["detail"]
