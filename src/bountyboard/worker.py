@@ -53,4 +53,6 @@ async def _loop(job: PeriodicJob, stop: asyncio.Event) -> None:
 
 
 async def run_background_jobs(stop: asyncio.Event) -> None:
-    await asyncio.gather(*(_loop(job, stop) for job in periodic_jobs()))
+    # The dispatcher hears of deliveries queued by other processes, and keeps its HTTP client, meanwhile.
+    async with dispatcher.running():
+        await asyncio.gather(*(_loop(job, stop) for job in periodic_jobs()))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy import and_, delete, exists, func, or_, select, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -37,35 +39,71 @@ class Owner:
 
 
 class Doorbell:
-    """Wakes this process's idle dispatcher when a transaction that wrote events commits.
+    """Wakes this process's idle dispatcher when webhook deliveries may have become due.
 
-    Dispatchers in other processes do not hear it; they find new rows on their next poll.
+    Rung by this process's commits that queued deliveries (``ring``), and by the same commits of other
+    processes: on PostgreSQL they send ``NOTIFY`` on ``WEBHOOKS_CHANNEL``, which the dispatcher listens
+    to and rings its own doorbell with; on SQLite the waiting dispatcher watches the database's
+    ``data_version`` (the ``changed`` check of ``wait``; see ``dispatcher.running``). Rings are
+    counted, so one that comes while the dispatcher is busy is not lost: ``wait(since=the count read
+    before it last looked for due rows)`` returns at once.
     """
 
     def __init__(self) -> None:
+        self.rings = 0
         self._event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def ring(self) -> None:
+        self.rings += 1
         if self._event is not None:
             self._event.set()
 
-    async def wait(self, seconds: float) -> None:
+    async def wait(self, seconds: float, since: int, changed: Callable[[], Awaitable[bool]] | None = None,
+                   every: float = 0.02) -> None:
+        """Until rung after ``since``, or ``changed()`` (asked every ``every`` seconds) is true, at most
+        ``seconds``."""
         loop = asyncio.get_running_loop()
         if self._event is None or self._loop is not loop:
             self._event, self._loop = asyncio.Event(), loop
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), seconds)
-        self._event.clear()
+        deadline = loop.time() + seconds
+        while self.rings == since:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            self._event.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining if changed is None else min(remaining, every)):
+                    await self._event.wait()
+            if changed is not None and self.rings == since and await changed():
+                return
 
 
 doorbell = Doorbell()
-_RING_ON_COMMIT = "bountyboard.events.ring_on_commit"
+# Commits that queued deliveries send NOTIFY on this channel (PostgreSQL), payload the sending process.
+WEBHOOKS_CHANNEL = "bountyboard_webhooks"
+PROCESS_TOKEN = secrets.token_hex(8)
+_QUEUED = "bountyboard.events.queued"  # session.info: this transaction queued webhook deliveries
 
 
+@sa_event.listens_for(Session, "before_commit")
+def _notify_other_processes(session: Session) -> None:
+    if (session.info.get(_QUEUED) and not session.in_nested_transaction()
+            and session.get_bind().dialect.name == "postgresql"):
+        # Delivered to listeners when (and only if) this transaction commits.
+        session.execute(select(func.pg_notify(WEBHOOKS_CHANNEL, PROCESS_TOKEN)))
+
+
+@sa_event.listens_for(Session, "after_commit")
 def _ring_after_commit(session: Session) -> None:
-    session.info.pop(_RING_ON_COMMIT, None)
-    doorbell.ring()
+    if not session.in_nested_transaction() and session.info.pop(_QUEUED, None):
+        doorbell.ring()
+
+
+@sa_event.listens_for(Session, "after_rollback")
+def _forget_after_rollback(session: Session) -> None:
+    if not session.in_nested_transaction():
+        session.info.pop(_QUEUED, None)
 
 
 async def _next_sequence(session: AsyncSession) -> int:
@@ -79,7 +117,9 @@ async def _next_sequence(session: AsyncSession) -> int:
 
 
 def queue_message(session: AsyncSession, endpoint_id: str, event: Event) -> None:
-    """Put one event in one endpoint's delivery queue, due at once (the caller's transaction)."""
+    """Put one event in one endpoint's delivery queue, due at once (the caller's transaction), and
+    ring the dispatchers' doorbell when that transaction commits."""
+    session.info[_QUEUED] = True
     session.add(WebhookMessage(endpoint_id=endpoint_id, event_sequence=event.sequence, status=MessageStatus.PENDING,
                                attempts=0, next_attempt_at=event.created_at, created_at=event.created_at))
 
@@ -141,9 +181,6 @@ async def record(
     for endpoint_id in endpoints:
         queue_message(session, endpoint_id, event)
     await session.flush()
-    if _RING_ON_COMMIT not in session.info:
-        session.info[_RING_ON_COMMIT] = True
-        sa_event.listen(session.sync_session, "after_commit", _ring_after_commit, once=True)
     return event
 
 
