@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import signal
 import statistics
 import subprocess
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import time
 from datetime import datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import httpx
@@ -37,7 +39,7 @@ from tests.events.conftest import admin_of
 from tests.events.helpers import account, emit, subscribe
 from tests.events.receiver import Receiver
 from tests.support.api import Admin
-from tests.support.server import LiveServer, database_url
+from tests.support.server import LiveServer, database_url, free_port
 
 _BURST = 250
 
@@ -124,12 +126,50 @@ async def _emit_steadily(base_url: str, admin_key: str, operator_id: str, rate: 
     return sent
 
 
+def _receive(port: int, connection: Connection) -> None:
+    """The body of ``_ReceiverProcess``: arrivals (webhook id, time) once ``count`` have come."""
+    with Receiver(port=port) as receiver:
+        connection.send("ready")
+        count, timeout = connection.recv()
+        try:
+            got = receiver.wait_until(lambda r: len(r) >= count, timeout=timeout)
+        except AssertionError as exc:
+            connection.send(exc)
+            return
+        connection.send([(r.id, r.at) for r in got])
+
+
+class _ReceiverProcess:
+    """A ``Receiver`` in a process of its own. Beside the emitting loop, its threads would wait for the
+    emitter's GIL, and that wait would be measured as delivery latency."""
+
+    def __enter__(self) -> _ReceiverProcess:
+        self._connection, child = multiprocessing.Pipe()
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/hook"
+        self._process = multiprocessing.get_context("spawn").Process(target=_receive, args=(port, child), daemon=True)
+        self._process.start()
+        self._connection.recv()
+        return self
+
+    def arrivals(self, count: int, timeout: float) -> list[tuple[str, float]]:
+        self._connection.send((count, timeout))
+        answer = self._connection.recv()
+        if isinstance(answer, Exception):
+            raise answer
+        return list(answer)
+
+    def __exit__(self, *exc: object) -> None:
+        self._process.terminate()
+        self._process.join()
+
+
 def steady(backend: str, rate: float, seconds: float, separate_worker: bool) -> float:
     """p99 event-to-delivery latency (ms) at a steady rate, by serve's dispatcher or a separate worker."""
     env: dict[str, str | None] = {"BOUNTYBOARD_RUN_DISPATCHER": "false"} if separate_worker else {}
     label = "separate worker" if separate_worker else "serve's dispatcher"
     with tempfile.TemporaryDirectory() as tmp, database_url(backend, Path(tmp)) as url, \
-            LiveServer(Path(tmp), url, env=env) as server, Receiver() as receiver:
+            LiveServer(Path(tmp), url, env=env) as server, _ReceiverProcess() as receiver:
         admin = admin_of(server)
         operator = account(admin, "operator")
         subscribe(operator, receiver.url, ["claim.reviewed"])
@@ -137,12 +177,12 @@ def steady(backend: str, rate: float, seconds: float, separate_worker: bool) -> 
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if separate_worker else None
         try:
             sent = asyncio.run(_emit_steadily(server.base_url, admin.key, operator.id, rate, seconds))
-            arrivals = receiver.wait_until(lambda r: len(r) >= len(sent), timeout=300)
+            arrivals = receiver.arrivals(len(sent), timeout=300)
         finally:
             if worker is not None:
                 worker.send_signal(signal.SIGTERM)
                 worker.wait(timeout=60)
-    latencies = [(r.at - sent[r.id]) * 1000 for r in arrivals if r.id in sent]
+    latencies = [(at - sent[event_id]) * 1000 for event_id, at in arrivals if event_id in sent]
     p99 = _percentile(latencies, 0.99)
     print(f"[{backend}] {rate:.0f} events/s for {seconds:.0f} s, {label}: {len(latencies)} deliveries, "
           f"p50 {_percentile(latencies, 0.5):.0f} ms, p99 {p99:.0f} ms, max {max(latencies):.0f} ms", flush=True)
