@@ -248,6 +248,11 @@ class Database:
         """Names for the committed state of the database and of its accounts (``stamps``, ``statecache``)."""
         return await self._stamps.read()
 
+    def sqlite_data_version(self) -> int | None:
+        """SQLite's ``data_version`` as the stamps read it (``stamps.SQLiteStamps``); None on PostgreSQL or
+        for an in-memory database."""
+        return self._stamps.data_version() if isinstance(self._stamps, SQLiteStamps) else None
+
 
 _database: Database | None = None
 

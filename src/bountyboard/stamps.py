@@ -54,14 +54,24 @@ class SQLiteStamps:
         self._prefix = f"{next(_databases)}:"
         self._watcher: sqlite3.Connection | None = None
 
-    async def read(self) -> Stamps:
-        if self._path is None:  # an in-memory database: nothing to watch from another connection
-            return _UNKNOWN
-        if self._watcher is None:
+    def _watching(self) -> sqlite3.Connection | None:
+        if self._path is not None and self._watcher is None:
             self._watcher = sqlite3.connect(self._path, check_same_thread=False)
-        state = f"{self._prefix}{self._watcher.execute('PRAGMA data_version').fetchone()[0]}"
+        return self._watcher
+
+    def data_version(self) -> int | None:
+        """A number that changes whenever another connection, of any process, commits; None for an
+        in-memory database, which no other connection can see."""
+        watcher = self._watching()
+        return None if watcher is None else int(watcher.execute("PRAGMA data_version").fetchone()[0])
+
+    async def read(self) -> Stamps:
+        version = self.data_version()
+        if version is None:
+            return _UNKNOWN
+        state = f"{self._prefix}{version}"
         try:
-            accounts = self._watcher.execute(_ACCOUNTS).fetchone()
+            accounts = self._watching().execute(_ACCOUNTS).fetchone()  # type: ignore[union-attr]
         except sqlite3.Error:  # not migrated yet
             accounts = None
         return Stamps(state, f"{self._prefix}{accounts[0]}" if accounts else None)

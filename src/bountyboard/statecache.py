@@ -1,9 +1,10 @@
 """Answers reused while the database has not changed since they were computed.
 
-A reading request names the database's committed state once (``db.state_stamp``: SQLite's
-``PRAGMA data_version``, PostgreSQL's current snapshot). Two equal stamps mean that nothing was
-committed in between, on any connection of any process, so whatever was read under one still holds
-under the other: a cached answer is exact, not eventually consistent, on every replica. A stamp is
+A request names the database's committed state once (``stamps``: SQLite's ``PRAGMA data_version``,
+PostgreSQL's current snapshot; and the accounts version, which only changes to users, bots and keys
+move). Two equal stamps mean that nothing they cover was committed in between, on any connection of
+any process, so whatever was read under one still holds under the other: a cached answer is exact,
+not eventually consistent, on every replica. A stamp is
 read before the answer is computed, so an entry is at least as new as its stamp, and a passed stamp
 never comes back. Answers that also move with the clock (a deadline passing) carry an ``until``.
 

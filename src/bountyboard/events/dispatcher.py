@@ -22,7 +22,6 @@ import email.utils
 import logging
 import random
 import secrets
-import sqlite3
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -424,18 +423,19 @@ def _due(current: datetime) -> Select[int]:
 
 class _DataVersionWatch:
     """SQLite: whether another connection (of any process) committed since the dispatcher's last look,
-    through ``PRAGMA data_version`` on a connection of its own (a pragma of the library: no lock, no
-    statement of the database). A change alone does not wake the dispatcher, whose pass would take the
-    write lock: a read, which takes no lock, must also find a due row (most commits of a busy service,
-    the dispatcher's own among them, queue no delivery)."""
+    through the data version the request stamps read (``Database.sqlite_data_version``: a pragma of the
+    library, no lock, no statement of the database). A change alone does not wake the dispatcher,
+    whose pass would take the write lock: a read, which takes no lock, must also find a due row (most
+    commits of a busy service, the dispatcher's own among them, queue no delivery)."""
 
-    def __init__(self, database: Database, path: str) -> None:
+    def __init__(self, database: Database, version: int) -> None:
         self._database = database
-        self._connection = sqlite3.connect(path, check_same_thread=False)
-        self._seen = self._version()
+        self._seen = version
 
     def _version(self) -> int:
-        return int(self._connection.execute("PRAGMA data_version").fetchone()[0])
+        version = self._database.sqlite_data_version()
+        assert version is not None  # the watch is made only for a database that has one
+        return version
 
     def look(self) -> None:
         """Just before the dispatcher looks for due rows: whatever commits from here on is news."""
@@ -450,9 +450,6 @@ class _DataVersionWatch:
         self._seen = version
         async with self._database.request_sessionmaker() as session:
             return (await session.execute(_due(now()).limit(1))).first() is not None
-
-    def close(self) -> None:
-        self._connection.close()
 
 
 def _heard(_connection: object, _pid: int, _channel: str, sender: str) -> None:
@@ -532,8 +529,8 @@ async def running(database: Database | None = None) -> AsyncIterator[None]:
     if database.dialect == "postgresql":
         listener = asyncio.create_task(_listen(database, max(settings.webhook_poll_interval_seconds, 1.0)),
                                        name="webhook-doorbell")
-    elif database.engine.url.database not in (None, "", ":memory:"):
-        watch = _DataVersionWatch(database, str(database.engine.url.database))
+    elif (version := database.sqlite_data_version()) is not None:
+        watch = _DataVersionWatch(database, version)
     client = new_client(settings)
     _running = _Running(_Lookout(watch), client)
     try:
@@ -544,8 +541,6 @@ async def running(database: Database | None = None) -> AsyncIterator[None]:
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await listener
-        if watch is not None:
-            watch.close()
         await client.aclose()
 
 

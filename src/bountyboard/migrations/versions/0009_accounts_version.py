@@ -24,6 +24,13 @@ _KEY_COLUMNS = "user_id, bot_id, kind, name, key_hash, display_prefix, scopes, c
 _WATCHED = {"users": "UPDATE", "bots": "UPDATE", "api_keys": f"UPDATE OF {_KEY_COLUMNS}"}
 
 
+def _sqlite_triggers() -> list[tuple[str, str, str]]:
+    """(trigger name, change, table) of each SQLite trigger: SQLite has no statement-level trigger for
+    several changes at once."""
+    return [(f"{table}_{change.split()[0].lower()}_moves_accounts", change, table)
+            for table, update in _WATCHED.items() for change in ("INSERT", update, "DELETE")]
+
+
 def upgrade() -> None:
     op.create_table(
         "change_counters",
@@ -33,10 +40,8 @@ def upgrade() -> None:
     )
     op.execute("INSERT INTO change_counters (name, value) VALUES ('accounts', 0)")
     if op.get_bind().dialect.name == "sqlite":
-        for table, update in _WATCHED.items():
-            for change in ("INSERT", update, "DELETE"):
-                name = f"{table}_{change.split()[0].lower()}_moves_accounts"
-                op.execute(f"CREATE TRIGGER {name} AFTER {change} ON {table} BEGIN {_BUMP}; END")
+        for name, change, table in _sqlite_triggers():
+            op.execute(f"CREATE TRIGGER {name} AFTER {change} ON {table} BEGIN {_BUMP}; END")
         return
     op.execute(f"CREATE FUNCTION move_accounts_version() RETURNS trigger LANGUAGE plpgsql AS "
                f"$$ BEGIN {_BUMP}; RETURN NULL; END $$")
@@ -47,9 +52,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
-        for table, update in _WATCHED.items():
-            for change in ("INSERT", update, "DELETE"):
-                op.execute(f"DROP TRIGGER {table}_{change.split()[0].lower()}_moves_accounts")
+        for name, _change, _table in _sqlite_triggers():
+            op.execute(f"DROP TRIGGER {name}")
     else:
         for table in _WATCHED:
             op.execute(f"DROP TRIGGER {table}_moves_accounts ON {table}")
