@@ -16,6 +16,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.clock import as_utc
 from bountyboard.errors import ErrorCode, invalid
+from bountyboard.querystrings import QueryModel
 
 T = TypeVar("T")
 
@@ -66,11 +67,13 @@ class KeysetPage(Page[T], Generic[T]):
                    nextCursor=last.encode() if more and last is not None else None)
 
 
-After = Annotated[str | None, Query(
-    description="nextCursor of the previous page: the items after it, in the list's order; pages taken "
-                "this way do not shift when items are added. With after, page must be 1 (or omitted).",
-    max_length=200)]
-"""A cursor list route's parameter type for ``after`` (a query parameter, not a dependency: cheaper per request)."""
+class CursorListQuery(QueryModel, PageParams):
+    """The query of a list taken by page or by cursor; lists add their filters to it."""
+
+    after: str | None = Field(
+        None, max_length=200,
+        description="nextCursor of the previous page: the items after it, in the list's order; pages taken this "
+                    "way do not shift when items are added. With after, page must be 1 (or omitted).")
 
 
 class Cursor(BaseModel):

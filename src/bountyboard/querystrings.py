@@ -1,18 +1,28 @@
-"""One check of every query string, before any route reads it.
+"""Query strings: one check of every one before any route reads it, and query models read in one step.
 
 A NUL character cannot be stored or compared by PostgreSQL while SQLite takes it, so the same
 request would answer differently on the two databases; bytes that are not UTF-8 are guessed at by
 the parser. Both are refused here, for every route, with the same 422 ``validation_failed`` problem
 that a parameter of the wrong type gets.
+
+The lists agents poll read their parameters as one :class:`QueryModel`: FastAPI reads and validates
+each declared query parameter on its own, which for a list's four or five cost more per request than
+the rest of answering a cached page (docs/performance.md).
 """
 
 from __future__ import annotations
 
+from typing import Any, ClassVar, Self
 from urllib.parse import parse_qsl
 
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bountyboard.errors import ErrorCode, send_problem
+
+SCHEMA_REF = "#/components/schemas/{model}"
 
 
 def query_errors(raw: bytes) -> list[dict[str, str]]:
@@ -36,3 +46,43 @@ class QueryStringMiddleware:
                                errors=errors)
             return
         await self.app(scope, receive, send)
+
+
+class QueryModel(BaseModel):
+    """A route's query parameters, validated together by the route itself (``of``) and documented with
+    ``openapi_extra=Model.openapi()``; the schemas they refer to join the document's components
+    (``meta.openapi``). Unknown parameters are ignored and a repeated one counts once, its last
+    value, as FastAPI reads them; errors are the same 422 ``validation_failed`` problem."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    models: ClassVar[list[type[QueryModel]]] = []
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        QueryModel.models.append(cls)
+
+    @classmethod
+    def of(cls, request: Request) -> Self:
+        try:
+            return cls.model_validate(dict(request.query_params))
+        except ValidationError as error:
+            raise RequestValidationError(
+                [{**detail, "loc": ("query", *detail["loc"])} for detail in error.errors(include_url=False)]
+            ) from None
+
+    @classmethod
+    def openapi(cls) -> dict[str, Any]:
+        """The operation's ``parameters``, as FastAPI would write them for declared query parameters."""
+        schema = cls.model_json_schema(ref_template=SCHEMA_REF)
+        required = set(schema.get("required", ()))
+        return {"parameters": [
+            {"name": name, "in": "query", "required": name in required, "schema": field,
+             **({"description": field["description"]} if "description" in field else {})}
+            for name, field in schema["properties"].items()
+        ]}
+
+    @classmethod
+    def definitions(cls) -> dict[str, Any]:
+        """The schemas the parameters refer to (enumerations), by name."""
+        definitions: dict[str, Any] = cls.model_json_schema(ref_template=SCHEMA_REF).get("$defs", {})
+        return definitions

@@ -77,6 +77,23 @@ def test_bad_cursors_are_refused(market: Market) -> None:
                        422, "invalid_cursor")
 
 
+def test_bad_list_parameters_are_refused_by_name(market: Market) -> None:
+    """The polled lists read their query in one step (``querystrings.QueryModel``): each bad parameter is
+    named in a 422 ``validation_failed``, unknown ones are ignored and a repeated one counts its last value."""
+    bot = market.operator().bot()
+    for path, params, field in [
+        ("/v1/agent/tasks", {"pageSize": 0}, "pageSize"), ("/v1/agent/tasks", {"page": "two"}, "page"),
+        ("/v1/agent/tasks", {"module": "nope"}, "module"), ("/v1/agent/tasks", {"status": "draftish"}, "status"),
+        ("/v1/agent/tasks", {"after": "x" * 201}, "after"), ("/v1/agent/claims", {"pageSize": 101}, "pageSize"),
+        ("/v1/agent/claims", {"status": "published"}, "status"),
+    ]:
+        problem = expect_problem(bot.http.get(path, params=params), 422, "validation_failed")
+        assert [error["field"] for error in problem["errors"]] == [field], problem
+    expect_problem(bot.http.get("/v1/agent/tasks", params={"status": "draft"}), 422)  # drafts are never listed
+    asked = ok(bot.http.get("/v1/agent/tasks?pageSize=1&pageSize=3&colour=blue"))
+    assert asked["pageSize"] == 3
+
+
 def _conditional(bot: Bot, params: dict[str, Any], etag: str) -> httpx.Response:
     return bot.http.get("/v1/agent/tasks", params=params, headers={"If-None-Match": etag})
 

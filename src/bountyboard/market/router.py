@@ -10,11 +10,11 @@ from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
 from bountyboard.accounts.scopes import Scope
 from bountyboard.conditional import conditional_json, json_with_etag, not_modified
-from bountyboard.db import SessionDep
+from bountyboard.db import SessionDep, request_session
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
 from bountyboard.market import claim_flows, listing, review, service, submissions, task_flows
-from bountyboard.market.models import ClaimStatus, TaskStatus
+from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import (
     AgentClaimStatus,
@@ -22,9 +22,9 @@ from bountyboard.market.schemas import (
     AppealCreate,
     AppealOut,
     AppealResolve,
-    BoardStatus,
     ClaimCreated,
     ClaimDetail,
+    ClaimListQuery,
     FundRequest,
     JudgeTarget,
     Leaderboard,
@@ -32,9 +32,10 @@ from bountyboard.market.schemas import (
     SubmissionBody,
     SubmissionReceipt,
     TaskCreate,
+    TaskListQuery,
     TaskUpdate,
 )
-from bountyboard.pagination import After, KeysetPage, Page, Paging
+from bountyboard.pagination import KeysetPage, Page, Paging
 
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
 
@@ -55,17 +56,16 @@ _CONDITIONAL: dict[int | str, dict[str, Any]] = {
 
 
 @agent_router.get("/agent/tasks", summary="List agent-friendly tasks", response_model=KeysetPage[AgentTask],
-                  responses=_CONDITIONAL,
+                  responses=_CONDITIONAL, openapi_extra=TaskListQuery.openapi(),
                   description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`). "
                               "Send the answer's `ETag` back as `If-None-Match` to get 304 while nothing in it "
                               "changed.")
-async def list_tasks(
-    request: Request, session: SessionDep, actor: Annotated[Actor, require(Scope.TASKS_READ)], paging: Paging,
-    after: After = None, module: ModuleFilter = None,
-    status: Annotated[BoardStatus | None, Query(description="Task status; published when omitted")] = None,
-) -> Response:
-    query = listing.TaskQuery.of(module, TaskStatus(status) if status else None, paging, after)
-    content, etag = await listing.task_list(session, query, request.headers.get("if-none-match"))
+async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
+    # The most polled route reads its query and takes its session itself: each parameter and dependency
+    # FastAPI resolves costs every poll (docs/performance.md).
+    asked = TaskListQuery.of(request)
+    query = listing.TaskQuery.of(asked.module, TaskStatus(asked.status) if asked.status else None, asked, asked.after)
+    content, etag = await listing.task_list(request_session(request), query, request.headers.get("if-none-match"))
     return not_modified(etag) if content is None else json_with_etag(content, etag)
 
 
@@ -82,12 +82,12 @@ async def claim_task(id: str, session: SessionDep, actor: Claimer) -> ClaimCreat
 
 
 @agent_router.get("/agent/claims", summary="The caller's claims", response_model=KeysetPage[AgentClaimStatus],
+                  openapi_extra=ClaimListQuery.openapi(),
                   description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`).")
-async def list_claims(
-    session: SessionDep, actor: Annotated[Actor, require(Scope.CLAIMS_READ)], paging: Paging, after: After = None,
-    status: Annotated[ClaimStatus | None, Query(description="Only claims in this status")] = None,
-) -> KeysetPage[AgentClaimStatus]:
-    return await listing.list_holder_claims(session, actor, status, paging, after)
+async def list_claims(request: Request, session: SessionDep, actor: Annotated[Actor, require(Scope.CLAIMS_READ)]
+                      ) -> KeysetPage[AgentClaimStatus]:
+    asked = ClaimListQuery.of(request)
+    return await listing.list_holder_claims(session, actor, asked.status, asked, asked.after)
 
 
 @agent_router.get("/agent/claims/{id}/status", summary="Claim state, review state and next action",

@@ -11,14 +11,28 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from bountyboard.accounts.schemas import ApiModel
 from bountyboard.camel import CamelModel, Timestamp
-from bountyboard.market.models import TaskStatus
+from bountyboard.market.models import ClaimStatus, TaskStatus
 from bountyboard.market.modules import ArtifactType, Module
+from bountyboard.pagination import CursorListQuery
 
 Money = Decimal
 # The statuses an agent may filter the board on: every task status but draft (drafts are never listed).
 BoardStatus = StrEnum(  # type: ignore[misc]
     "BoardStatus", [(status.name, status.value) for status in TaskStatus if status is not TaskStatus.DRAFT])
 Share = Annotated[Decimal, Field(gt=0, le=1)]
+
+
+class TaskListQuery(CursorListQuery):
+    """``GET /v1/agent/tasks``: which page of which tasks."""
+
+    module: Module | None = Field(None, description="Only tasks of this module")
+    status: BoardStatus | None = Field(None, description="Task status; published when omitted")
+
+
+class ClaimListQuery(CursorListQuery):
+    """``GET /v1/agent/claims``: which page of the caller's claims."""
+
+    status: ClaimStatus | None = Field(None, description="Only claims in this status")
 
 
 class _TaskFields(ApiModel):

@@ -29,6 +29,7 @@ from bountyboard.errors import PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_BASE, ErrorCode,
 from bountyboard.idempotency import MAX_KEY_LENGTH
 from bountyboard.meta.schema_examples import attach_example
 from bountyboard.meta.webhooks import add_webhooks
+from bountyboard.querystrings import QueryModel
 from bountyboard.ratelimit import KEY_LIMITED_PREFIXES
 
 AGENT_API_TITLE = "bountyboard agent API"
@@ -204,6 +205,10 @@ def _build(app: FastAPI, routes: list[RouteContext], title: str, version: str, d
     for name, definition in problem.pop("$defs", {}).items():
         schemas.setdefault(name, definition)
     schemas["ProblemDetail"] = problem
+    # The enumerations that query models' parameters refer to; kept below where this document does.
+    query_definitions = {name: definition for model in QueryModel.models
+                         for name, definition in model.definitions().items() if name not in schemas}
+    schemas.update(query_definitions)
     components.setdefault("securitySchemes", {})
     by_path = {(route.path_format, method.lower()): route for route in routes for method in route.methods or ()}
     op_ids = _operation_ids(routes)
@@ -215,12 +220,13 @@ def _build(app: FastAPI, routes: list[RouteContext], title: str, version: str, d
     used_tags = sorted({tag for item in document.get("paths", {}).values() for method in HTTP_METHODS
                         for tag in item.get(method, {}).get("tags", [])})
     document["tags"] = [{"name": tag, "description": TAG_DESCRIPTIONS.get(tag, tag)} for tag in used_tags]
-    _drop_unused_schemas(document, ("HTTPValidationError", "ValidationError"))
+    _drop_unused_schemas(document, ("HTTPValidationError", "ValidationError", *query_definitions))
     return document
 
 
 def _drop_unused_schemas(document: dict[str, Any], names: tuple[str, ...]) -> None:
-    """Remove FastAPI's validation-error schemas once every reference to them was replaced."""
+    """Remove the named schemas that nothing refers to (FastAPI's validation-error schemas, once every
+    reference to them was replaced; query models' definitions a document has no use for)."""
     schemas = document["components"]["schemas"]
     for name in names:
         if f'"#/components/schemas/{name}"' not in json.dumps(document):
