@@ -6,7 +6,9 @@ only a change to who may call changes, so resolved keys stay valid while tasks a
 
 SQLite: ``PRAGMA data_version`` on a connection that never writes; it changes whenever another
 connection, of this process or another, commits. A pragma of the library, not a statement of the
-database: no lock, no other thread. The counter is read on the same connection.
+database: no lock, no other thread. The counter is read on the same connection, and only when the
+data version moved: that connection never writes, so an unchanged version means nothing was committed
+since the counter was last read.
 
 PostgreSQL: the current snapshot (xmin, xmax, transactions in progress), which changes with every
 commit and never recurs, and the counter, in one statement. It costs a round trip, so it is asked on
@@ -53,6 +55,7 @@ class SQLiteStamps:
         self._path = path
         self._prefix = f"{next(_databases)}:"
         self._watcher: sqlite3.Connection | None = None
+        self._last: Stamps = _UNKNOWN  # the answer of the last read, for its data version
 
     def _watching(self) -> sqlite3.Connection | None:
         if self._path is not None and self._watcher is None:
@@ -70,16 +73,20 @@ class SQLiteStamps:
         if version is None:
             return _UNKNOWN
         state = f"{self._prefix}{version}"
+        if self._last.state == state:
+            return self._last
         try:
             accounts = self._watching().execute(_ACCOUNTS).fetchone()  # type: ignore[union-attr]
         except sqlite3.Error:  # not migrated yet
             accounts = None
-        return Stamps(state, f"{self._prefix}{accounts[0]}" if accounts else None)
+        self._last = Stamps(state, f"{self._prefix}{accounts[0]}" if accounts else None)
+        return self._last
 
     async def close(self) -> None:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
+            self._last = _UNKNOWN
 
 
 class PostgresStamps:
