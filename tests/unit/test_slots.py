@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from bountyboard.market.models import Claim, Task, TaskStatus
-from bountyboard.market.slots import free_slot, take_slot
+import itertools
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
+from bountyboard.market.slots import free_slot, overdue, overdue_holding, take_slot
 
 
 def _task(max_claims: int, taken: int, status: TaskStatus) -> Task:
@@ -33,3 +39,25 @@ def test_freeing_a_slot_of_an_ended_task_keeps_its_status() -> None:
     task = _task(1, 1, TaskStatus.COMPLETED)
     free_slot(task, Claim(id="a", holds_slot=True))
     assert (task.slots_taken, task.status) == (0, "completed")
+
+
+def test_the_overdue_filter_picks_exactly_the_claims_overdue_names() -> None:
+    """``overdue_holding`` (SQL, for a claim's check of a task's other holders) and ``overdue`` (Python) are
+    one rule: over every combination of status, review state and times, they pick the same claims."""
+    current = datetime(2026, 1, 1, tzinfo=UTC)
+    times = [None, current - timedelta(seconds=1), current, current + timedelta(seconds=1)]
+    claims = [
+        Claim(id=f"clm_{number}", task_id="task_1", operator_id="usr_1", created_at=current, payout_cents=0,
+              holds_slot=True, status=status, review_state=review_state, expires_at=expires_at,
+              appeal_deadline=appeal_deadline)
+        for number, (status, review_state, expires_at, appeal_deadline) in enumerate(
+            itertools.product(ClaimStatus, ReviewState, times, times))
+    ]
+    engine = create_engine("sqlite://")
+    Claim.__table__.create(engine)  # type: ignore[attr-defined]
+    with Session(engine, expire_on_commit=False) as session:
+        session.add_all(claims)
+        session.commit()
+        picked = set(session.scalars(select(Claim.id).where(overdue_holding(current))))
+    assert picked == {claim.id for claim in claims if overdue(claim, current)}
+    assert 0 < len(picked) < len(claims)

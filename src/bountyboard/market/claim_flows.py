@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -25,15 +25,21 @@ from bountyboard.market.slots import check_claim_now, end_claim, lapse, lapse_ta
 from bountyboard.market.transitions import ClaimMove, move_claim, task_conflict
 
 
-async def _check_holder_limit(session: AsyncSession, limit: int, holder: ColumnElement[bool],
-                              current: datetime) -> None:
-    """A bot holds at most ``maxActiveClaims`` active claims; an operator with a user key, one."""
-    active = int(await session.scalar(select(func.count()).select_from(Claim).where(
-        holder, Claim.status == ClaimStatus.ACTIVE, Claim.expires_at > current)) or 0)
+async def _check_holder(session: AsyncSession, task: Task, limit: int, holder: ColumnElement[bool],
+                        current: datetime) -> None:
+    """A bot holds at most ``maxActiveClaims`` active claims (an operator with a user key, one), and one
+    slot of a task. Both asked in one statement: the task is locked until this transaction ends."""
+    active_claims = select(func.count()).select_from(Claim).where(
+        holder, Claim.status == ClaimStatus.ACTIVE, Claim.expires_at > current).scalar_subquery()
+    holds_a_slot = exists().where(Claim.task_id == task.id, holder, Claim.holds_slot.is_(True))
+    active, already = (await session.execute(select(active_claims, holds_a_slot))).one()
     if active >= limit:
         raise conflict(ErrorCode.ACTIVE_CLAIM_LIMIT,
                        f"The caller already holds {active} active claim(s); the limit is {limit}. "
                        "Submit or release one first.", activeClaims=active, limit=limit)
+    if already:
+        raise conflict(ErrorCode.ALREADY_CLAIMED, f"The caller already holds a claim on task {task.id}.",
+                       currentStatus=task.status)
 
 
 async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim:
@@ -56,10 +62,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
         raise task_conflict(task, "claim")
     if task.deadline is not None and task.deadline <= current:
         raise conflict(ErrorCode.DEADLINE_PASSED, f"Task {task.id} passed its deadline.", currentStatus=task.status)
-    await _check_holder_limit(session, limit, holder, current)
-    if await session.scalar(select(Claim.id).where(Claim.task_id == task.id, holder, Claim.holds_slot.is_(True))):
-        raise conflict(ErrorCode.ALREADY_CLAIMED, f"The caller already holds a claim on task {task.id}.",
-                       currentStatus=task.status)
+    await _check_holder(session, task, limit, holder, current)
     claim = Claim(
         id=new_id("clm"), task_id=task.id, bot_id=actor.bot_id, operator_id=actor.user_id,
         status=ClaimStatus.ACTIVE, review_state=ReviewState.NOT_SUBMITTED, holds_slot=True,

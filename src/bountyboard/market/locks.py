@@ -37,10 +37,10 @@ async def locked_claim(session: AsyncSession, claim_id: str) -> tuple[Task, Clai
     return task, claim
 
 
-async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
-    """The task's claims that hold a slot, oldest first, locked."""
+async def holding_claims(session: AsyncSession, task_id: str, *filters: ColumnElement[bool]) -> list[Claim]:
+    """The task's claims that hold a slot (and meet ``filters``), oldest first, locked."""
     return list((await session.execute(
-        select(Claim).where(Claim.task_id == task_id, Claim.holds_slot.is_(True)).order_by(Claim.created_at)
+        select(Claim).where(Claim.task_id == task_id, Claim.holds_slot.is_(True), *filters).order_by(Claim.created_at)
         .with_for_update().execution_options(populate_existing=True)
     )).scalars())
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import and_, or_
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.clock import now
 from bountyboard.errors import ErrorCode
@@ -75,6 +77,14 @@ def overdue(claim: Claim, current: datetime) -> bool:
     return ttl_over(claim, current) or (claim.holds_slot and window_closed(claim, current))
 
 
+def overdue_holding(current: datetime) -> ColumnElement[bool]:
+    """``overdue`` as a filter of slot-holding claims, so that a claim on a task with many holders reads
+    (and locks) only the few that time has moved on."""
+    return or_(and_(Claim.status == ClaimStatus.ACTIVE, Claim.expires_at <= current),
+               and_(Claim.status == ClaimStatus.REJECTED, Claim.review_state == ReviewState.REJECTED,
+                    Claim.appeal_deadline <= current))
+
+
 async def lapse(session: AsyncSession, task: Task, claim: Claim, current: datetime) -> bool:
     """Apply what time has decided for one claim: TTL expiry or the end of its appeal window."""
     if ttl_over(claim, current):
@@ -87,7 +97,7 @@ async def lapse(session: AsyncSession, task: Task, claim: Claim, current: dateti
 
 
 async def lapse_task(session: AsyncSession, task: Task, current: datetime) -> None:
-    for claim in await holding_claims(session, task.id):
+    for claim in await holding_claims(session, task.id, overdue_holding(current)):
         await lapse(session, task, claim, current)
 
 
