@@ -91,14 +91,20 @@ class Task(Base):
 
 class Claim(Base):
     __tablename__ = "claims"
+    # A task's holders and a holder's active claims, which every claim asks for (migration 0010).
+    __table_args__ = (
+        Index("ix_claims_task_holding", "task_id", "holds_slot"),
+        Index("ix_claims_bot_status", "bot_id", "status", "expires_at"),
+        Index("ix_claims_operator_status", "operator_id", "status", "expires_at"),
+    )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
-    bot_id: Mapped[str | None] = mapped_column(ForeignKey("bots.id"), index=True)
-    operator_id: Mapped[str] = mapped_column(ForeignKey("users.id"), index=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"))
+    bot_id: Mapped[str | None] = mapped_column(ForeignKey("bots.id"))
+    operator_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
     status: Mapped[ClaimStatus] = mapped_column(StrEnumColumn(ClaimStatus, 20), index=True)
     review_state: Mapped[ReviewState] = mapped_column(StrEnumColumn(ReviewState, 20))
-    holds_slot: Mapped[bool] = mapped_column(Boolean, default=True, index=True)
+    holds_slot: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.clock import now
 from bountyboard.db import get_database
 from bountyboard.market.locks import lock_task
-from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task
+from bountyboard.market.models import Claim, ClaimStatus, Task
 from bountyboard.market.modules import Module
 from bountyboard.market.payouts import close_arena
-from bountyboard.market.slots import lapse_task
+from bountyboard.market.slots import lapse_task, overdue_holding
 from bountyboard.market.task_flows import end_task, pending_reviews
 from bountyboard.market.transitions import TASK_TRANSITIONS, TaskMove, task_allows
 
@@ -44,9 +44,7 @@ async def sweep() -> int:
     sessionmaker = get_database().sessionmaker
     async with sessionmaker() as session:
         lapsed = set((await session.execute(select(Claim.task_id).where(
-            Claim.holds_slot.is_(True),
-            or_((Claim.status == ClaimStatus.ACTIVE) & (Claim.expires_at <= current),
-                (Claim.review_state == ReviewState.REJECTED) & (Claim.appeal_deadline <= current)),
+            Claim.holds_slot.is_(True), overdue_holding(current),
         ).limit(SWEEP_BATCH))).scalars())
         ending = set((await session.execute(select(Task.id).where(
             Task.status.in_(TASK_TRANSITIONS[TaskMove.EXPIRE].sources),
