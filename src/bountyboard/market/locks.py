@@ -8,7 +8,9 @@ event counter (every ``emit`` comes after every money movement of its transactio
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -18,31 +20,40 @@ from bountyboard.errors import not_found
 from bountyboard.market.models import Claim, Task
 
 
+def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
+    """``statement`` as a locking read whose rows replace what the session holds of them."""
+    return statement.with_for_update(skip_locked=skip_locked).execution_options(populate_existing=True)
+
+
+# Built once with bound parameters: a claim or a submission runs several of these under the task's lock,
+# and building a statement costs more than SQLite takes to run it (docs/performance.md).
+_TASK = locking(select(Task).where(Task.id == bindparam("task_id")))
+_TASK_UNLESS_BUSY = locking(select(Task).where(Task.id == bindparam("task_id")), skip_locked=True)
+_TASK_OF_CLAIM = select(Claim.task_id).where(Claim.id == bindparam("claim_id"))
+_CLAIM = locking(select(Claim).where(Claim.id == bindparam("claim_id")))
+HOLDING = select(Claim).where(Claim.task_id == bindparam("task_id"), Claim.holds_slot.is_(True))
+"""A task's slot-holding claims (parameter ``task_id``); locked and in order by :func:`holding_claims`."""
+_HOLDING_IN_ORDER = locking(HOLDING.order_by(Claim.created_at))
+
+
 async def lock_task(session: AsyncSession, task_id: str, *, skip_locked: bool = False) -> Task | None:
-    return (await session.execute(
-        select(Task).where(Task.id == task_id).with_for_update(skip_locked=skip_locked)
-        .execution_options(populate_existing=True)
-    )).scalar_one_or_none()
+    statement = _TASK_UNLESS_BUSY if skip_locked else _TASK
+    return (await session.execute(statement, {"task_id": task_id})).scalar_one_or_none()
 
 
 async def locked_claim(session: AsyncSession, claim_id: str) -> tuple[Task, Claim]:
     """The claim and its task, both locked (task first, as everywhere)."""
-    task_id = await session.scalar(select(Claim.task_id).where(Claim.id == claim_id))
+    task_id = await session.scalar(_TASK_OF_CLAIM, {"claim_id": claim_id})
     task = await lock_task(session, task_id) if task_id else None
     if task is None:
         raise not_found("claim", claim_id)
-    claim = (await session.execute(
-        select(Claim).where(Claim.id == claim_id).with_for_update().execution_options(populate_existing=True)
-    )).scalar_one()
+    claim = (await session.execute(_CLAIM, {"claim_id": claim_id})).scalar_one()
     return task, claim
 
 
-async def holding_claims(session: AsyncSession, task_id: str, *filters: ColumnElement[bool]) -> list[Claim]:
-    """The task's claims that hold a slot (and meet ``filters``), oldest first, locked."""
-    return list((await session.execute(
-        select(Claim).where(Claim.task_id == task_id, Claim.holds_slot.is_(True), *filters).order_by(Claim.created_at)
-        .with_for_update().execution_options(populate_existing=True)
-    )).scalars())
+async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
+    """The task's claims that hold a slot, oldest first, locked."""
+    return list((await session.execute(_HOLDING_IN_ORDER, {"task_id": task_id})).scalars())
 
 
 async def lock_holder(session: AsyncSession, actor: Actor) -> tuple[int, ColumnElement[bool]]:

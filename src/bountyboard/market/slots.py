@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_
+from sqlalchemy import and_, bindparam, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -18,7 +18,7 @@ from bountyboard.clock import now
 from bountyboard.errors import ErrorCode
 from bountyboard.events.kinds import ClaimExpiredData, ClaimReleasedData
 from bountyboard.events.service import emit
-from bountyboard.market.locks import holding_claims
+from bountyboard.market.locks import HOLDING, holding_claims, locking
 from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
 from bountyboard.market.transitions import (
     CLAIM_TRANSITIONS,
@@ -77,7 +77,7 @@ def overdue(claim: Claim, current: datetime) -> bool:
     return ttl_over(claim, current) or (claim.holds_slot and window_closed(claim, current))
 
 
-def overdue_holding(current: datetime) -> ColumnElement[bool]:
+def overdue_holding(current: datetime | ColumnElement[datetime]) -> ColumnElement[bool]:
     """``overdue`` as a filter of slot-holding claims, so that a claim on a task with many holders reads
     (and locks) only the few that time has moved on."""
     return or_(and_(Claim.status == ClaimStatus.ACTIVE, Claim.expires_at <= current),
@@ -96,8 +96,13 @@ async def lapse(session: AsyncSession, task: Task, claim: Claim, current: dateti
     return False
 
 
+_OVERDUE_HOLDING = locking(HOLDING.where(overdue_holding(bindparam("current"))).order_by(Claim.created_at))
+
+
 async def lapse_task(session: AsyncSession, task: Task, current: datetime) -> None:
-    for claim in await holding_claims(session, task.id, overdue_holding(current)):
+    """Apply what time has decided for the task's claims: only those it moved on are read and locked."""
+    overdue_claims = (await session.execute(_OVERDUE_HOLDING, {"task_id": task.id, "current": current})).scalars()
+    for claim in overdue_claims.all():
         await lapse(session, task, claim, current)
 
 
