@@ -18,7 +18,7 @@ from bountyboard.events import signing
 from bountyboard.events.destinations import DestinationRefused, check_new_destination
 from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS, WebhookTestData
 from bountyboard.events.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
-from bountyboard.events.service import Owner, emit, owned_endpoints, queue_message
+from bountyboard.events.service import Owner, emit, owned_endpoints, queue_messages
 from bountyboard.ids import new_id
 
 MAX_ENDPOINTS_PER_OWNER = 20
@@ -151,7 +151,7 @@ async def send_test_event(session: AsyncSession, owner: Owner, endpoint_id: str)
         raise conflict(ErrorCode.WEBHOOK_DISABLED, "The webhook is disabled; enable it (PATCH enabled=true) first.")
     event = await emit(session, WebhookTestData(webhookId=endpoint.id, url=endpoint.url),
                        bot_id=endpoint.bot_id, operator_id=endpoint.operator_id)
-    queue_message(session, endpoint.id, event)
+    await queue_messages(session, [endpoint.id], event)
     await session.commit()
     return event
 
