@@ -127,16 +127,18 @@ async def _emit_steadily(base_url: str, admin_key: str, operator_id: str, rate: 
 
 
 def _receive(port: int, connection: Connection) -> None:
-    """The body of ``_ReceiverProcess``: arrivals (webhook id, time) once ``count`` have come."""
+    """The body of ``_ReceiverProcess``: for each question ``(count, timeout)``, the arrivals (webhook
+    id, time) so far once ``count`` have come."""
     with Receiver(port=port) as receiver:
         connection.send("ready")
-        count, timeout = connection.recv()
-        try:
-            got = receiver.wait_until(lambda r: len(r) >= count, timeout=timeout)
-        except AssertionError as exc:
-            connection.send(exc)
-            return
-        connection.send([(r.id, r.at) for r in got])
+        while True:
+            count, timeout = connection.recv()
+            try:
+                got = receiver.wait_until(lambda r, wanted=count: len(r) >= wanted, timeout=timeout)
+            except AssertionError as exc:
+                connection.send(exc)
+                return
+            connection.send([(r.id, r.at) for r in got])
 
 
 class _ReceiverProcess:
@@ -176,8 +178,12 @@ def steady(backend: str, rate: float, seconds: float, separate_worker: bool) -> 
         worker = subprocess.Popen([sys.executable, "-m", "bountyboard", "worker"], env=server.env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if separate_worker else None
         try:
+            # One event delivered first: the load is measured once the dispatcher runs, not while the
+            # worker process starts.
+            emit(admin, "claim.reviewed", operatorId=operator.id)
+            receiver.arrivals(1, timeout=60)
             sent = asyncio.run(_emit_steadily(server.base_url, admin.key, operator.id, rate, seconds))
-            arrivals = receiver.arrivals(len(sent), timeout=300)
+            arrivals = receiver.arrivals(1 + len(sent), timeout=300)
         finally:
             if worker is not None:
                 worker.send_signal(signal.SIGTERM)
