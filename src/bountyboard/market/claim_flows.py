@@ -6,8 +6,9 @@ Submitting is :mod:`bountyboard.market.submissions`; reviews and appeals are :mo
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import Select, bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -25,14 +26,26 @@ from bountyboard.market.slots import check_claim_now, end_claim, lapse, lapse_ta
 from bountyboard.market.transitions import ClaimMove, move_claim, task_conflict
 
 
-async def _check_holder(session: AsyncSession, task: Task, limit: int, holder: ColumnElement[bool],
-                        current: datetime) -> None:
+def _holder_checks(holder: ColumnElement[bool]) -> Select[Any]:
+    """The holder's active claims and whether it holds a slot of the task, in one statement."""
+    active_claims = select(func.count()).select_from(Claim).where(
+        holder, Claim.status == ClaimStatus.ACTIVE, Claim.expires_at > bindparam("current")).scalar_subquery()
+    holds_a_slot = exists().where(Claim.task_id == bindparam("task_id"), holder, Claim.holds_slot.is_(True))
+    return select(active_claims, holds_a_slot)
+
+
+# A claimant's claims: its bot's, or for a user key the operator's own claims without a bot.
+_BOT_HOLDER_CHECKS = _holder_checks(Claim.bot_id == bindparam("holder"))
+_USER_HOLDER_CHECKS = _holder_checks(Claim.bot_id.is_(None) & (Claim.operator_id == bindparam("holder")))
+
+
+async def _check_holder(session: AsyncSession, actor: Actor, task: Task, limit: int, current: datetime) -> None:
     """A bot holds at most ``maxActiveClaims`` active claims (an operator with a user key, one), and one
     slot of a task. Both asked in one statement: the task is locked until this transaction ends."""
-    active_claims = select(func.count()).select_from(Claim).where(
-        holder, Claim.status == ClaimStatus.ACTIVE, Claim.expires_at > current).scalar_subquery()
-    holds_a_slot = exists().where(Claim.task_id == task.id, holder, Claim.holds_slot.is_(True))
-    active, already = (await session.execute(select(active_claims, holds_a_slot))).one()
+    checks, holder = (_BOT_HOLDER_CHECKS, actor.bot.id) if actor.bot is not None else (_USER_HOLDER_CHECKS,
+                                                                                          actor.user_id)
+    active, already = (await session.execute(checks, {"holder": holder, "task_id": task.id,
+                                                      "current": current})).one()
     if active >= limit:
         raise conflict(ErrorCode.ACTIVE_CLAIM_LIMIT,
                        f"The caller already holds {active} active claim(s); the limit is {limit}. "
@@ -53,7 +66,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     if task.publisher_id == actor.user_id:
         raise conflict(ErrorCode.OWN_TASK, "A publisher cannot claim their own task.", currentStatus=task.status)
     current = now()
-    limit, holder = await lock_holder(session, actor)
+    limit = await lock_holder(session, actor)
     await lapse_task(session, task, current)
     if task.status == TaskStatus.IN_PROGRESS:
         await session.commit()
@@ -62,7 +75,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
         raise task_conflict(task, "claim")
     if task.deadline is not None and task.deadline <= current:
         raise conflict(ErrorCode.DEADLINE_PASSED, f"Task {task.id} passed its deadline.", currentStatus=task.status)
-    await _check_holder(session, task, limit, holder, current)
+    await _check_holder(session, actor, task, limit, current)
     claim = Claim(
         id=new_id("clm"), task_id=task.id, bot_id=actor.bot_id, operator_id=actor.user_id,
         status=ClaimStatus.ACTIVE, review_state=ReviewState.NOT_SUBMITTED, holds_slot=True,

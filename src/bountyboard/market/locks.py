@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import Bot, User
@@ -56,11 +55,13 @@ async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
     return list((await session.execute(_HOLDING_IN_ORDER, {"task_id": task_id})).scalars())
 
 
-async def lock_holder(session: AsyncSession, actor: Actor) -> tuple[int, ColumnElement[bool]]:
-    """Lock the claimant's row (its claims on other tasks race on it); returns its limit and its claims."""
+_BOT = locking(select(Bot).where(Bot.id == bindparam("bot_id")))
+_USER = select(User.id).where(User.id == bindparam("user_id")).with_for_update()
+
+
+async def lock_holder(session: AsyncSession, actor: Actor) -> int:
+    """Lock the claimant's row (its claims on other tasks race on it); returns its active-claim limit."""
     if actor.bot is not None:
-        bot = (await session.execute(select(Bot).where(Bot.id == actor.bot.id).with_for_update()
-                                     .execution_options(populate_existing=True))).scalar_one()
-        return bot.max_active_claims, Claim.bot_id == bot.id
-    await session.execute(select(User.id).where(User.id == actor.user_id).with_for_update())
-    return 1, (Claim.bot_id.is_(None)) & (Claim.operator_id == actor.user_id)
+        return int((await session.execute(_BOT, {"bot_id": actor.bot.id})).scalar_one().max_active_claims)
+    await session.execute(_USER, {"user_id": actor.user_id})
+    return 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -34,9 +34,12 @@ def _fingerprint(body: SubmissionBody) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+_SUBMISSION_OF_CLAIM = select(Submission).where(Submission.claim_id == bindparam("claim_id"))  # built once
+
+
 async def _same_submission(session: AsyncSession, claim: Claim, fingerprint: str) -> Submission | None:
     """The claim's recorded submission when the body is the same; 409 when it differs."""
-    existing = await session.scalar(select(Submission).where(Submission.claim_id == claim.id))
+    existing = await session.scalar(_SUBMISSION_OF_CLAIM, {"claim_id": claim.id})
     if existing is None:
         return None
     if existing.fingerprint != fingerprint:
