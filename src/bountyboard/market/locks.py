@@ -26,8 +26,9 @@ def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
 
 # Built once with bound parameters: a claim or a submission runs several of these under the task's lock,
 # and building a statement costs more than SQLite takes to run it (docs/performance.md).
-_TASK = locking(select(Task).where(Task.id == bindparam("task_id")))
-_TASK_UNLESS_BUSY = locking(select(Task).where(Task.id == bindparam("task_id")), skip_locked=True)
+_TASK_BY_ID = select(Task).where(Task.id == bindparam("task_id"))
+_TASK = locking(_TASK_BY_ID)
+_TASK_UNLESS_BUSY = locking(_TASK_BY_ID, skip_locked=True)
 _TASK_OF_CLAIM = select(Claim.task_id).where(Claim.id == bindparam("claim_id"))
 _CLAIM = locking(select(Claim).where(Claim.id == bindparam("claim_id")))
 HOLDING = select(Claim).where(Claim.task_id == bindparam("task_id"), Claim.holds_slot.is_(True))

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.events.kinds import ArenaRanking, TaskClosedArenaData, TaskClosedWinnerData
 from bountyboard.events.service import emit
 from bountyboard.ledger import service as ledger
+from bountyboard.market.locks import locking
 from bountyboard.market.models import Claim, ClaimStatus, Task
 from bountyboard.market.slots import wind_up
 from bountyboard.market.transitions import TaskMove, move_task
@@ -26,11 +27,10 @@ def split_pot(pot_cents: int, split_bps: list[int], winners: int) -> list[int]:
 
 async def close_arena(session: AsyncSession, task: Task, current: datetime) -> None:
     """published | in_progress -> completed: rank accepted submissions by score and pay the split."""
-    winners = list((await session.execute(
+    winners = list((await session.execute(locking(
         select(Claim).where(Claim.task_id == task.id, Claim.status == ClaimStatus.ACCEPTED)
         .order_by(Claim.score.desc(), Claim.submitted_at, Claim.id)
-        .with_for_update().execution_options(populate_existing=True)
-    )).scalars())
+    ))).scalars())
     escrow = ledger.escrow_account(task.id)
     shares = split_pot(await ledger.balance(session, escrow), task.payout_split or [10_000], len(winners))
     rankings: list[ArenaRanking] = []
