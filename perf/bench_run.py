@@ -48,7 +48,8 @@ def _measure(tasks: Path, jobs: Path, agent: str, concurrency: int, attempts: in
     started = time.perf_counter()
     trials = asyncio.run(runner.run())
     elapsed = time.perf_counter() - started
-    assert all(trial.rewards.get("reward") == (1.0 if agent == "oracle" else 0.0) for trial in trials)
+    expected = {"reward": 1.0 if agent == "oracle" else 0.0}
+    assert all(trial.verifier_result is not None and trial.verifier_result.rewards == expected for trial in trials)
     return len(trials), elapsed
 
 

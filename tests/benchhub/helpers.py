@@ -18,7 +18,7 @@ def trial(task_id: str, reward: float | None, *, attempt: int = 0, error: str | 
           rewards: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "taskId": task_id, "trialName": f"{task_id}__{attempt}",
-        "rewards": rewards if rewards is not None else ({} if reward is None else {"reward": reward}),
+        "rewards": rewards if rewards is not None else (None if reward is None else {"reward": reward}),
         "error": error, "startedAt": "2026-11-01T10:00:00Z", "finishedAt": "2026-11-01T10:00:05Z",
         "tokens": {"input": 120, "output": 40}, "costUsd": 0.001,
     }

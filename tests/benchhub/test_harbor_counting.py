@@ -54,7 +54,8 @@ def test_every_harbor_job_gives_harbors_means_and_pass_at_k(job: Path) -> None:
         expected = harbor_evals[key]
         assert stats.as_harbor_metric(stats.harbor_metrics(trials)) == expected["metrics"][0], key
         assert stats.pass_at_k(trials) == {int(k): value for k, value in expected["pass_at_k"].items()}, key
-        assert sum(1 for _, _, error in trials if error) == expected["n_errors"]
+        count = stats.count_run(trials, registry_key="accuracy")
+        assert (count.n_rewarded, count.n_errors) == (expected["n_trials"], expected["n_errors"]), key
 
 
 def test_an_errored_trial_counts_zero_for_every_key() -> None:
@@ -84,10 +85,22 @@ def test_a_single_key_of_any_name_is_harbors_mean() -> None:
     assert stats.harbor_metrics([("a", None, "Crash")], empty_key="accuracy") == {"accuracy": 0.0}
 
 
-def test_primary_key_order_override_registry_reward_only() -> None:
+def test_an_empty_reward_counts_zero_in_n_trials_and_leaves_no_pass_at_k() -> None:
+    # A verifier that wrote {}: a trial with rewards (Harbor's n_trials), no error, 0 for every key,
+    # and Harbor's pass@k is empty for the whole eval (not a single 0/1 key).
+    trials: list[stats.TrialRow] = [("a", {}, None), ("a", {"reward": 1}, None), ("b", None, "Crash"),
+                                     ("b", {"reward": 1}, None)]
+    count = stats.count_run(trials)
+    assert (count.n_trials, count.n_rewarded, count.n_errors) == (4, 3, 1)
+    assert (count.metrics, count.score, count.pass_at_k) == ({"reward": 0.5}, 0.5, {})
+
+
+def test_primary_key_order_override_reward_registry_only() -> None:
     keys = ["accuracy", "latency_ok", "reward"]
     assert stats.primary_key(keys) == "reward"
-    assert stats.primary_key(keys, registry_key="accuracy") == "accuracy"
+    # Harbor's uploader (_extract_primary_reward) takes `reward` first; the registry key comes next.
+    assert stats.primary_key(keys, registry_key="accuracy") == "reward"
+    assert stats.primary_key(["accuracy", "latency_ok"], registry_key="accuracy") == "accuracy"
     assert stats.primary_key(keys, registry_key="accuracy", override="latency_ok") == "latency_ok"
     assert stats.primary_key(["passed"], registry_key="accuracy") == "passed"
     assert stats.primary_key([], registry_key="accuracy") == "accuracy"

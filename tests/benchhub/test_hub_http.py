@@ -109,6 +109,22 @@ def test_admin_upsert_updates_validates_and_needs_admin(server: LiveServer, admi
 # Uploads -------------------------------------------------------------------------------------------
 
 
+def test_an_empty_reward_is_counted_like_harbor(admin: Admin) -> None:
+    """A verifier that wrote reward.json = {} (Harbor: rewards {}, no exception): accepted without an
+    error, counted in nTrials and as 0, no error, and no pass@k for the run, as Harbor counts it."""
+    operator = admin.account()
+    body = payload("gsm8k", f"model-{uuid.uuid4().hex[:8]}", trials=[
+        trial("a", None, rewards={}), trial("a", 1.0, attempt=1), trial("b", 1.0), trial("b", 0.0, attempt=1),
+    ])
+    answer = operator.http.post("/v1/runs", json=body)
+    assert answer.status_code == 200, answer.text
+    run = answer.json()["run"]
+    assert (run["score"], run["nTrials"], run["nTrialsTotal"], run["nErrors"]) == (0.5, 4, 4, 0)
+    assert run["passAtK"] == {}
+    stored = operator.http.get(f"/v1/bench/runs/{run['id']}").json()
+    assert stored["trials"][0]["rewards"] == {} and stored["trials"][0].get("error") is None
+
+
 def test_keyed_upload_counts_like_harbor_and_answers_duplicates(server: LiveServer, admin: Admin) -> None:
     operator = admin.account()
     body = payload("gsm8k", f"model-{uuid.uuid4().hex[:8]}", trials=[
@@ -120,7 +136,9 @@ def test_keyed_upload_counts_like_harbor_and_answers_duplicates(server: LiveServ
     run = first.json()["run"]
     # Harbor's mean over every trial, the errored one counting 0: (1 + 0 + 1 + 0) / 4.
     assert run["score"] == 0.5 and run["metrics"] == {"reward": 0.5} and run["primaryMetric"] == "reward"
-    assert run["nTasks"] == 3 and run["nTrials"] == 4 and run["nErrors"] == 1 and run["passAtK"] == {}
+    # nTrials is Harbor's n_trials: the trials with rewards; every trial is in nTrialsTotal.
+    assert (run["nTasks"], run["nTrials"], run["nTrialsTotal"], run["nErrors"]) == (3, 3, 4, 1)
+    assert run["passAtK"] == {}
     assert run["submitter"] == {"id": operator.id, "kind": "user", "displayName": operator.user["displayName"]}
     assert run["retracted"] is False and run["id"].startswith("run_") and run["calibration"] is False
     assert first.headers["ratelimit-policy"] == '"runs-user";q=200;w=86400'
@@ -223,7 +241,7 @@ def _malformed() -> list[tuple[str, Any]]:
         ("bad sha", edit(lambda b: b.update(bundleSha256="abc"))),
         ("string reward", edit(lambda b: b["trials"][0]["rewards"].update(reward="1"))),
         ("boolean reward", edit(lambda b: b["trials"][0]["rewards"].update(reward=True))),
-        ("no reward and no error", edit(lambda b: b["trials"][0].update(rewards={}, error=None))),
+        ("no reward and no error", edit(lambda b: b["trials"][0].update(rewards=None, error=None))),
         ("blank reward key", edit(lambda b: b["trials"][0].update(rewards={"": 1.0}))),
         ("seed not an integer", edit(lambda b: b["dataset"].update(seed="7"))),
         ("empty row id", edit(lambda b: b["dataset"].update(rowIds=[""]))),

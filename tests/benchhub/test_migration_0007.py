@@ -1,4 +1,4 @@
-"""Migration 0007 recounts runs stored before it with Harbor's rule and pools them (both databases)."""
+"""Migrations 0007 and 0011 recount runs stored before them with Harbor's rule and pool them (both databases)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ def test_legacy_runs_are_recounted_and_pooled(backend: str, tmp_path: Path) -> N
         command.upgrade(config, "heads")
         with engine.connect() as connection:
             run = connection.execute(sa.text(
-                "SELECT score, primary_metric, metrics, task_tally, n_trials, n_errors FROM bench_runs")).one()
+                "SELECT score, primary_metric, metrics, pass_at_k, task_tally, n_trials, n_rewarded, n_errors, trials "
+                "FROM bench_runs")).one()
             pool = connection.execute(sa.text(
                 "SELECT model_key, agent_name, dataset_revision, anonymous, runs, n_trials, n_tasks, sum_total, "
                 "claim_value FROM bench_pools")).one()
@@ -67,4 +68,9 @@ def test_legacy_runs_are_recounted_and_pooled(backend: str, tmp_path: Path) -> N
     assert as_json(run.metrics) == {"reward": 0.5}
     assert as_json(run.task_tally) == {"sums": {"a": 1.0, "b": 1.0, "c": 0.0}, "trials": {"a": 2, "b": 1, "c": 1}}
     assert (run.n_trials, run.n_errors) == (4, 1)
+    # 0011: the legacy {} of the errored trial meant "no reward": it is dropped, and Harbor's n_trials
+    # (the trials with rewards) is 3; as a missing reward it still counts as a failure in pass@k.
+    assert run.n_rewarded == 3
+    assert "rewards" not in json.loads(run.trials)[3]
+    assert as_json(run.pass_at_k) == {}
     assert tuple(pool) == ("m", "terminus-2", "main", True, 1, 4, 3, 2.0, 0.8)

@@ -94,7 +94,8 @@ def test_harbor_runs_pulled_tasks_and_the_hub_stores_its_means(harbor_jobs: Path
         assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0]
         assert run["passAtK"] == recorded["pass_at_k"]
         n_trials = len(list((jobs / job).glob("*/result.json")))
-        assert (run["nTrials"], run["nErrors"]) == (n_trials, recorded["n_errors"])
+        assert (run["nTrials"], run["nErrors"]) == (recorded["n_trials"], recorded["n_errors"])
+        assert run["nTrialsTotal"] == n_trials
         assert run["dataset"] == {"ref": "bountyboard/arithmetic", "revision": "1.0", "seed": 5,
                                   "rowIds": manifest["rowIds"]}
         assert run["score"] == (1.0 if job == "h-oracle" else 0.0)

@@ -98,7 +98,8 @@ def test_oracle_scores_one_and_nop_zero_in_harbor_layout(registry: Registry, wor
         for trial in job.trials:
             assert (trial.path / "config.json").is_file()
             assert (trial.path / "verifier" / "reward.txt").read_text().strip() == "1"
-            assert trial.result is not None and trial.result.rewards == {"reward": 1.0}
+            assert trial.result is not None and trial.result.verifier_result is not None
+            assert trial.result.verifier_result.rewards == {"reward": 1.0}
             TrialResult.model_validate(read_json(trial.path / "result.json"))
         assert JobResult.model_validate(read_json(oracle / "result.json")).finished_at is not None
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from bountyboard.benchhub.stats import as_harbor_metric
 from tests.conftest import FIXTURES
@@ -56,9 +57,9 @@ def test_payloads_of_harbor_jobs_carry_what_harbor_recorded(workdir: Path) -> No
         "hello__3wryFaR", "hello__K8AN9Fd", "multi__2rjSTxy", "multi__43LVxjZ"]
     assert {t["taskId"]: t["rewards"] for t in multi["trials"]}["demo/multi"] == {
         "reward": 0.5, "accuracy": 1.0, "latency_ok": 0.0}
-    # The verifier wrote no reward: an error (the hub counts it 0 for every key, as Harbor does).
+    # The verifier wrote no reward: no rewards and an error (the hub counts it 0 for every key, as Harbor does).
     (broken,) = by_agent[("nop", "nop")]["trials"]
-    assert broken["rewards"] == {}
+    assert "rewards" not in broken
     assert broken["error"].startswith("RewardFileNotFoundError: No reward file found")
     # Same jobs, same bundles.
     again = {payload["bundleSha256"]: payload for payload in _dry_run(str(HARBOR_JOBS), "--benchmark", "hello-world")}
@@ -88,35 +89,118 @@ def _runs(base_url: str, model: str) -> list[dict[str, Any]]:
     return runs
 
 
-def test_pushed_harbor_jobs_give_harbors_means(admin: Admin, workdir: Path) -> None:
-    """Every Harbor-written fixture (several attempts, errored trials, several keys, two agents in
-    one job): the hub stores exactly Harbor's mean of every key, its pass@k and its error count."""
+# hello-world's registry metric: the score's key when Harbor's uploader names none (demo-keys).
+REGISTRY_KEY = "accuracy"
+
+
+def harbor_headline(metrics: dict[str, float]) -> float:
+    """The score Harbor's uploader reports (``_extract_primary_reward``): the only key (Harbor's
+    ``mean``), else ``reward``; with several keys and no ``reward`` it has none, and the registry's
+    metric is the score."""
+    for key in ("mean", "reward", REGISTRY_KEY):
+        if key in metrics:
+            return metrics[key]
+    raise AssertionError(f"no headline key in {metrics}")
+
+
+def _runs_by_eval(base_url: str, model: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """The stored runs of one model by (agent, dataset): what names an eval of a job pushed with ``--model``."""
+    runs = _runs(base_url, model)
+    by_eval = {(run["agent"]["name"], run["dataset"]["ref"]): run for run in runs}
+    assert len(by_eval) == len(runs), runs
+    return by_eval
+
+
+@pytest.mark.parametrize("job", FIXTURE_JOBS)
+def test_every_harbor_eval_is_one_run_with_harbors_numbers(job: str, admin: Admin, workdir: Path) -> None:
+    """Harbor's own result.json is the oracle: each eval of ``stats.evals`` (agent, model, dataset)
+    is one stored run with Harbor's score, mean of every key, pass@k, n_trials and n_errors."""
     operator = admin.account("operator")
     # A model name of this test only: the server is shared by the session.
-    model = f"test-{uuid.uuid4().hex[:8]}/harbor-fixture"
-    for job in FIXTURE_JOBS:
-        # demo-keys has no `reward` key and hello-world's metric is `accuracy`, which it carries.
-        _push(str(HARBOR_JOBS / job), admin.base_url, operator.key, "--benchmark", "hello-world",
-              "--model", f"{model}-{job}")
-        runs = {run["agent"]["name"]: run for run in _runs(admin.base_url, f"{model}-{job}")}
-        harbor = _harbor_evals(job)
-        assert set(runs) == set(harbor), job
-        for agent, run in runs.items():
-            recorded = harbor[agent]
-            assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0], (job, agent)
-            assert run["passAtK"] == recorded["pass_at_k"], (job, agent)
-            assert run["nErrors"] == recorded["n_errors"], (job, agent)
-            assert run["score"] == run["metrics"][run["primaryMetric"]]
-    # Harbor's own example of errored trials counting 0: 9 trials, 3 errored, mean 5/9.
-    (attempts,) = _runs(admin.base_url, f"{model}-demo-attempts")
-    assert (attempts["score"], attempts["nTrials"], attempts["nErrors"]) == (5 / 9, 9, 3)
-    (keys,) = _runs(admin.base_url, f"{model}-demo-keys")
-    assert (keys["primaryMetric"], keys["metrics"]) == ("accuracy", {"accuracy": 1.0, "f1": 0.5})
-    # Pushing the same jobs again is answered as duplicates, not stored twice.
+    model = f"test-{uuid.uuid4().hex[:8]}/{job}"
+    _push(str(HARBOR_JOBS / job), admin.base_url, operator.key, "--benchmark", "hello-world", "--model", model)
+    evals: dict[str, Any] = read_json(HARBOR_JOBS / job / "result.json")["stats"]["evals"]
+    # Harbor's key is <agent>__[<model>__]<dataset>.
+    harbor = {(key.split("__")[0], key.split("__")[-1]): value for key, value in evals.items()}
+    runs = _runs_by_eval(admin.base_url, model)
+    assert set(runs) == set(harbor)
+    for name, run in runs.items():
+        recorded = harbor[name]
+        assert as_harbor_metric(run["metrics"]) == recorded["metrics"][0], name
+        assert run["score"] == harbor_headline(recorded["metrics"][0]), name
+        assert run["passAtK"] == recorded["pass_at_k"], name
+        assert (run["nTrials"], run["nErrors"]) == (recorded["n_trials"], recorded["n_errors"]), name
+        assert run["nTrialsTotal"] == len([trial for trial in (HARBOR_JOBS / job).glob("*/result.json")
+                                           if _eval_of(trial) == name])
+
+
+def _eval_of(trial_result: Path) -> tuple[str, str]:
+    result = read_json(trial_result)
+    return result["agent_info"]["name"], result["source"]
+
+
+def test_pushing_twice_gives_duplicates(admin: Admin, workdir: Path) -> None:
+    operator = admin.account("operator")
+    model = f"test-{uuid.uuid4().hex[:8]}/twice"
+    _push(str(HARBOR_JOBS / "demo-nop"), admin.base_url, operator.key, "--benchmark", "hello-world", "--model", model)
     again = bench("push", str(HARBOR_JOBS / "demo-nop"), "--base-url", admin.base_url, "--api-key", operator.key,
-                  "--benchmark", "hello-world", "--model", f"{model}-demo-nop")
+                  "--benchmark", "hello-world", "--model", model)
     assert again.exit_code == 0 and "duplicate" in again.stdout
-    assert len(_runs(admin.base_url, f"{model}-demo-nop")) == 1
+    assert len(_runs(admin.base_url, model)) == 1
+
+
+# The defects of one job pushed to the hub, each against Harbor's result.json of that job.
+
+
+def test_a_job_over_two_datasets_is_one_run_per_dataset(admin: Admin, workdir: Path) -> None:
+    """demo-datasets: two agents on ds9 (hello, coin) and ds10 (scores, hello) in one job. Grouped
+    by (agent, model) only, ds9's single key and ds10's three were one run with a mean of neither."""
+    operator = admin.account("operator")
+    model = f"test-{uuid.uuid4().hex[:8]}/datasets"
+    _push(str(HARBOR_JOBS / "demo-datasets"), admin.base_url, operator.key, "--benchmark", "hello-world",
+          "--model", model)
+    runs = _runs_by_eval(admin.base_url, model)
+    assert sorted(runs) == [("nop", "ds10"), ("nop", "ds9"), ("oracle", "ds10"), ("oracle", "ds9")]
+    assert (runs[("oracle", "ds9")]["score"], runs[("oracle", "ds9")]["nTrials"]) == (0.5, 2)
+    assert runs[("oracle", "ds10")]["metrics"] == {"accuracy": 0.5, "f1": 0.25, "reward": 0.5}
+
+
+def test_n_trials_counts_only_rewarded_trials_as_harbor(admin: Admin, workdir: Path) -> None:
+    """demo-attempts: 9 trials, 3 of them errored before the verifier wrote a reward: Harbor's
+    n_trials is 6; all 9 count in the mean (5/9)."""
+    operator = admin.account("operator")
+    model = f"test-{uuid.uuid4().hex[:8]}/attempts"
+    _push(str(HARBOR_JOBS / "demo-attempts"), admin.base_url, operator.key, "--benchmark", "hello-world",
+          "--model", model)
+    (run,) = _runs(admin.base_url, model)
+    assert (run["score"], run["nTrials"], run["nErrors"]) == (5 / 9, 6, 3)
+    assert run["nTrialsTotal"] == 9
+
+
+def test_an_empty_reward_is_no_error_and_gives_no_pass_at_k(admin: Admin, workdir: Path) -> None:
+    """demo-empty: the `empty` task's verifier writes reward.json = {}. Harbor: 4 trials, 0 errors,
+    mean 0.5 (the empty rewards count 0), no pass@k."""
+    operator = admin.account("operator")
+    model = f"test-{uuid.uuid4().hex[:8]}/empty"
+    (payload,) = _dry_run(str(HARBOR_JOBS / "demo-empty"), "--benchmark", "hello-world")
+    empty = [trial for trial in payload["trials"] if trial["taskId"] == "demo/empty"]
+    assert [(trial["rewards"], trial.get("error")) for trial in empty] == [({}, None), ({}, None)]
+    _push(str(HARBOR_JOBS / "demo-empty"), admin.base_url, operator.key, "--benchmark", "hello-world",
+          "--model", model)
+    (run,) = _runs(admin.base_url, model)
+    assert (run["score"], run["nTrials"], run["nErrors"], run["passAtK"]) == (0.5, 4, 0, {})
+
+
+def test_reward_is_the_score_before_the_registry_key(admin: Admin, workdir: Path) -> None:
+    """demo-nop carries `reward`, `accuracy` and `latency_ok`; hello-world's metric is `accuracy`.
+    Harbor's uploader reports `reward` (0.75), and so does the hub."""
+    operator = admin.account("operator")
+    model = f"test-{uuid.uuid4().hex[:8]}/keys-order"
+    _push(str(HARBOR_JOBS / "demo-nop"), admin.base_url, operator.key, "--benchmark", "hello-world",
+          "--model", model)
+    (run,) = _runs(admin.base_url, model)
+    assert (run["primaryMetric"], run["score"]) == ("reward", 0.75)
+    assert run["metrics"] == {"accuracy": 0.5, "latency_ok": 0.0, "reward": 0.75}
 
 
 def test_metric_override_picks_the_score_key(admin: Admin, workdir: Path) -> None:
@@ -154,7 +238,8 @@ def test_pull_run_push_then_reproduced_shows_the_run(admin: Admin, registry: Reg
     assert run["submitter"] == {"id": operator.id, "kind": "user", "displayName": run["submitter"]["displayName"]}
     (ours,) = read_json(workdir / "jobs" / "solver" / "result.json")["stats"]["evals"].values()
     assert 0 < ours["n_errors"] < 12 and run["nErrors"] == ours["n_errors"]
-    assert (run["benchmark"], run["nTasks"], run["nTrials"]) == ("gsm8k", 6, 12)
+    # nTrials is Harbor's n_trials: the errored trials have no reward; every trial counts in the mean.
+    assert (run["benchmark"], run["nTasks"], run["nTrials"], run["nTrialsTotal"]) == ("gsm8k", 6, ours["n_trials"], 12)
     # Errored trials count 0 in both; the number bench run printed is the one the hub stored.
     assert as_harbor_metric(run["metrics"]) == ours["metrics"][0] and run["passAtK"] == ours["pass_at_k"]
     assert run["score"] == 1 - ours["n_errors"] / 12

@@ -55,7 +55,10 @@ class Run(Base):
     # Every primary value was the metric's min or max (pass/fail rewards).
     binary: Mapped[bool] = mapped_column(Boolean)
     n_tasks: Mapped[int] = mapped_column(Integer)
+    # Every trial (the means' denominator); the API's nTrialsTotal.
     n_trials: Mapped[int] = mapped_column(Integer)
+    # Harbor's n_trials, the API's nTrials: the trials whose verifier gave rewards ({} included).
+    n_rewarded: Mapped[int] = mapped_column(Integer)
     n_errors: Mapped[int] = mapped_column(Integer)
     # stats.TaskTally as JSON ({"sums": {taskId: reward sum}, "trials": {taskId: trials}}): what
     # pooling runs by task needs.

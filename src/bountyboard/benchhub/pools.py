@@ -131,17 +131,18 @@ def store_count(run: Run, count: stats.RunCount) -> None:
     run.primary_metric, run.metrics = count.primary_metric, count.metrics
     run.pass_at_k = {str(k): value for k, value in count.pass_at_k.items()}
     run.task_tally, run.n_tasks = count.tally.as_json(), len(count.tally)
-    run.n_trials, run.n_errors, run.binary = count.n_trials, count.n_errors, count.estimate.binary
+    run.n_trials, run.n_rewarded, run.n_errors = count.n_trials, count.n_rewarded, count.n_errors
+    run.binary = count.estimate.binary
     run.score, run.stderr = count.score, count.estimate.stderr
 
 
 def trial_rows(trials: Iterable[dict[str, Any]]) -> list[stats.TrialRow]:
-    """Stored (wire-shaped) trials as counting rows; empty rewards are no rewards."""
-    return [(trial["taskId"], trial.get("rewards") or None, trial.get("error")) for trial in trials]
+    """Stored (wire-shaped) trials as counting rows."""
+    return [(trial["taskId"], trial.get("rewards"), trial.get("error")) for trial in trials]
 
 
 def recount_all(session: Session) -> None:
-    """Migration 0007: recount every stored run with Harbor's rule and build the pools."""
+    """Migrations: recount every stored run with Harbor's rule and build the pools anew."""
     records = {slug: record for slug, record in session.execute(select(Benchmark.slug, Benchmark.record))}
     runs = list(session.execute(select(Run)).scalars())
     pools: dict[tuple[Any, ...], Pool] = {}

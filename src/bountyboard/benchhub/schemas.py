@@ -70,15 +70,17 @@ class TokenCounts(TypedDict):
 @with_config(ConfigDict(extra="forbid"))
 class TrialUpload(TypedDict):
     """One attempt of one task, counted as Harbor counts it: a trial without rewards (it errored
-    before the verifier wrote any) counts 0 for every key, and still counts in ``nErrors``. A trial
-    needs rewards or an error; ``finishedAt`` may not be before ``startedAt``."""
+    before the verifier wrote any) counts 0 for every key, and still counts in ``nErrors``; a
+    verifier's empty reward (``{}``) counts 0 for every key too, and is no error. A trial needs
+    rewards or an error; ``finishedAt`` may not be before ``startedAt``."""
 
     taskId: Annotated[Text, Field(examples=["gsm8k-0042"])]
     trialName: Annotated[Text, Field(examples=["gsm8k-0042__a1b2c3"])]
     rewards: NotRequired[Annotated[dict[RewardKey, FiniteFloat] | None, Field(
         max_length=MAX_REWARD_KEYS,
         description="Verifier rewards, every key kept (reward.txt gives `reward`; reward.json any keys). "
-                    "Absent, null or {} for a trial that errored before the verifier wrote any.",
+                    "Absent or null for a trial that errored before the verifier wrote any; {} when the "
+                    "verifier wrote a reward without keys (Harbor counts it in n_trials, as 0, with no pass@k).",
         examples=[{"reward": 1.0}, {"accuracy": 1.0, "latency_ok": 0.0}],
     )]]
     error: NotRequired[Annotated[str | None, Field(max_length=10_000,
@@ -116,7 +118,7 @@ def trial_problems(trials: list[Any]) -> list[str]:
             if name in seen:
                 problems.append(f"trials.{index}: trialName {name!r} appears more than once")
             seen.add(name)
-            if not trial.get("rewards") and not trial.get("error"):
+            if trial.get("rewards") is None and not trial.get("error"):
                 problems.append(f"trials.{index}: a trial needs rewards, or an error saying why it has none")
             started, finished = trial.get("startedAt"), trial.get("finishedAt")
             if started and finished and finished < started:
@@ -204,8 +206,10 @@ class RunOut(BaseModel):
     stderr: float | None = Field(description="Standard error of the score, clustered by task.")
     ci95: Interval | None = Field(description="Jeffreys 95% interval on the metric's range (docs/benchhub.md).")
     nTasks: int
-    nTrials: int
-    nErrors: int
+    nTrials: int = Field(description="Harbor's n_trials: the trials whose verifier gave rewards ({} included); "
+                                     "a trial that errored before its verifier wrote any is not counted.")
+    nTrialsTotal: int = Field(description="Every trial uploaded: the denominator of the means.")
+    nErrors: int = Field(description="Harbor's n_errors: the trials that carry an error, rewarded or not.")
     claim: ClaimOut | None
     bundleSha256: str
     submitter: Submitter

@@ -190,7 +190,7 @@ def run_out(run: Run, display_name: str | None = None, metric: stats.MetricRange
                            rowIds=run.dataset_row_ids),
         calibration=pools.is_calibration(run.agent_name), primaryMetric=run.primary_metric, metrics=run.metrics,
         passAtK=run.pass_at_k, score=run.score, stderr=run.stderr, ci95=_ci95(run, metric), nTasks=run.n_tasks,
-        nTrials=run.n_trials, nErrors=run.n_errors,
+        nTrials=run.n_rewarded, nTrialsTotal=run.n_trials, nErrors=run.n_errors,
         claim=ClaimOut(value=run.claim_value, sourceUrl=run.claim_source_url or "")
         if run.claim_value is not None else None,
         bundleSha256=run.bundle_sha256,
@@ -249,7 +249,7 @@ class TrialRows(Sequence[stats.TrialRow]):
 
     @staticmethod
     def _row(trial: TrialUpload) -> stats.TrialRow:
-        return trial["taskId"], trial.get("rewards") or None, trial.get("error")
+        return trial["taskId"], trial.get("rewards"), trial.get("error")
 
 
 def _storable(trials: list[TrialUpload]) -> str:

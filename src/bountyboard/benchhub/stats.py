@@ -3,8 +3,8 @@
 Counting follows Harbor 0.25.0 (``harbor.metrics.mean.Mean`` over every trial of an eval and
 ``harbor.utils.pass_at_k``) so that a score here equals the ``stats.evals[*].metrics`` Harbor writes:
 
-* every trial counts once; a trial without rewards (errored before the verifier wrote any) counts 0
-  for every key, and a trial lacking one key counts 0 for that key;
+* every trial counts once; a trial without rewards (errored before the verifier wrote any) or with
+  empty rewards (``{}``) counts 0 for every key, and a trial lacking one key counts 0 for that key;
 * with several reward keys each key gets its own mean; with one key Harbor names the mean ``mean``
   (:func:`as_harbor_metric` converts), here it keeps its reward key;
 * ``pass@k`` only for single-key binary rewards, k in {2, 4, 8, ...} and {5, 10, 15, ...} up to the
@@ -34,6 +34,7 @@ from scipy.special import betaincinv
 # Harbor's result.json may carry integer rewards; both count as numbers.
 Rewards = Mapping[str, float]
 # One trial as the CLI and the service see it: (task id, verifier rewards or None, error or None).
+# None: the verifier gave no reward; {}: it gave one without keys (Harbor counts it in n_trials).
 TrialRow = tuple[str, Rewards | None, str | None]
 DEFAULT_PRIMARY_KEY = "reward"
 HARBOR_SINGLE_METRIC_NAME = "mean"
@@ -77,8 +78,9 @@ def primary_key(keys: Sequence[str], *, registry_key: str | None = None, overrid
     """The key ``score`` is the mean of.
 
     An explicit override wins (``bench push --metric``, ``primaryMetric`` in an upload) and must be
-    one of ``keys`` when the trials carry any; then the registry metric's key when the trials carry
-    it, else ``reward``, else the only key. No key at all (every trial errored): the override, the
+    one of ``keys`` when the trials carry any; then ``reward`` when the trials carry it (Harbor's
+    uploader, ``_extract_primary_reward``, takes ``reward`` first), else the registry metric's key
+    when they carry it, else the only key. No key at all (every trial errored): the override, the
     registry key or ``reward``, whose mean is 0.
     """
     if override is not None:
@@ -87,7 +89,7 @@ def primary_key(keys: Sequence[str], *, registry_key: str | None = None, overrid
         return override
     if not keys:
         return registry_key or DEFAULT_PRIMARY_KEY
-    for candidate in (registry_key, DEFAULT_PRIMARY_KEY):
+    for candidate in (DEFAULT_PRIMARY_KEY, registry_key):
         if candidate is not None and candidate in keys:
             return candidate
     if len(keys) == 1:
@@ -99,7 +101,8 @@ def primary_key(keys: Sequence[str], *, registry_key: str | None = None, overrid
 
 
 def pass_at_k(trials: Iterable[TrialRow]) -> dict[int, float]:
-    """Harbor's ``pass@k``: empty unless every rewarded trial has one key valued 0 or 1."""
+    """Harbor's ``pass@k``: empty unless every rewarded trial has one key valued 0 or 1 (so a
+    verifier's empty reward, ``{}``, means no pass@k); a trial without rewards counts as a failure."""
     attempts: Counter[str] = Counter()
     passes: Counter[str] = Counter()
     for task_id, rewards, _ in trials:
@@ -416,13 +419,17 @@ class RunCount:
     metrics: dict[str, float]
     pass_at_k: dict[int, float]
     tally: TaskTally
+    # Every trial: the denominator of the means.
     n_trials: int
+    # Harbor's ``n_trials``: the trials whose verifier gave rewards (``{}`` included).
+    n_rewarded: int
     n_errors: int
     estimate: Estimate
 
     @property
-    def score(self) -> float | None:
-        return self.estimate.mean
+    def score(self) -> float:
+        """Harbor's mean of the primary key (the estimate's mean is the same up to rounding)."""
+        return self.metrics[self.primary_metric]
 
 
 def count_run(trials: Sequence[TrialRow], *, registry_key: str | None = None, override: str | None = None,
@@ -434,6 +441,7 @@ def count_run(trials: Sequence[TrialRow], *, registry_key: str | None = None, ov
     binary = all(primary_value(rewards, key) in (metric.low, metric.high) for _, rewards, _ in trials)
     return RunCount(
         primary_metric=key, metrics=harbor_metrics(trials, empty_key=key), pass_at_k=pass_at_k(trials),
-        tally=tally, n_trials=len(trials), n_errors=sum(1 for _, _, error in trials if error),
+        tally=tally, n_trials=len(trials), n_rewarded=sum(1 for _, rewards, _ in trials if rewards is not None),
+        n_errors=sum(1 for _, _, error in trials if error),
         estimate=Estimate.of(Moments.of(tally), metric, binary),
     )

@@ -154,7 +154,8 @@ def pull(
 
 def _summary(runner: JobRunner) -> Table:
     """What Harbor prints at the end of a job, counted by the same functions as the hub's score:
-    every trial counts (an errored one as 0), one mean per reward key, the primary key first."""
+    every trial counts (an errored one as 0), one mean per reward key, the primary key first; `trials`
+    is Harbor's n_trials, the trials with a reward."""
     trials = runner.trials
     stats = eval_stats(trials)
     key, score = headline(trials, registry_key=runner.manifest.metric if runner.manifest else None)
@@ -164,7 +165,7 @@ def _summary(runner: JobRunner) -> Table:
                    *(f"mean {other}" for other in means if other != key), *(f"pass@{k}" for k in stats.pass_at_k)):
         table.add_column(escape(column))
     table.add_row(runner.benchmark or "-", runner.options.agent.name, runner.options.agent.model or "-",
-                  str(len({trial.task_name for trial in trials})), str(len(trials)), str(stats.n_errors),
+                  str(len({trial.task_name for trial in trials})), str(stats.n_trials), str(stats.n_errors),
                   f"{score:.3f}", *(f"{value:.3f}" for other, value in means.items() if other != key),
                   *(f"{value:.3f}" for value in stats.pass_at_k.values()))
     return table

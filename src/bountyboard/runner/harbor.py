@@ -100,12 +100,6 @@ class TrialResult(_HarborModel):
     verifier: TimingInfo | None = None
 
     @property
-    def rewards(self) -> dict[str, float]:
-        if self.verifier_result is None or not self.verifier_result.rewards:
-            return {}
-        return {key: float(value) for key, value in self.verifier_result.rewards.items()}
-
-    @property
     def is_error(self) -> bool:
         """Harbor counts a trial as errored when it carries an exception."""
         return self.exception_info is not None

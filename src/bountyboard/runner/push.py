@@ -4,10 +4,12 @@ A job written by ``bench run`` names its benchmark in ``bountyboard.json``; for 
 Harbor the benchmark is read from what ``bench pull`` wrote beside the tasks it ran (the dataset's
 ``manifest.json``, else a task's ``task.toml``), and ``--benchmark`` names it otherwise. The pulled
 manifest also gives the dataset's revision, the sample's seed and the ids of the rows the trials
-ran. Each (agent, model) pair of a job becomes one run.
+ran. Each eval of a job becomes one run: the trials of one agent, model and dataset (Harbor's
+``stats.evals`` key; the trial's ``source`` names its dataset).
 Trials without ``result.json`` (the job was interrupted) are skipped and reported. A trial whose
-verifier gave no reward is sent with empty rewards and an ``error`` that says why: the hub counts
-it in ``nErrors`` and as 0 for every key, as Harbor does.
+verifier gave no reward is sent without rewards and with an ``error`` that says why: the hub counts
+it in ``nErrors`` and as 0 for every key, as Harbor does. A verifier's empty reward (``{}``) is sent
+as it is, without an error: Harbor counts it in ``n_trials``, as 0, and gives that eval no pass@k.
 
 ``bundleSha256`` is the sha256 of the payload itself (canonical JSON, without that field): pushing
 the same job twice sends the same bundle, which the hub answers as a duplicate.
@@ -55,7 +57,9 @@ class PreparedRun:
 
     @property
     def label(self) -> str:
-        return self.job.name if self.payload is None else f"{self.job.name} ({self.payload.model})"
+        if self.payload is None:
+            return self.job.name
+        return f"{self.job.name} ({self.payload.model}, dataset {self.payload.dataset.ref})"
 
 
 def bundle_sha256(payload: dict[str, Any]) -> str:
@@ -65,11 +69,11 @@ def bundle_sha256(payload: dict[str, Any]) -> str:
 
 
 def _trial_payload(trial: TrialResult) -> dict[str, Any]:
-    rewards = trial.rewards
+    rewards = trial.verifier_result.rewards if trial.verifier_result is not None else None
     if trial.exception_info is not None:
         error: str | None = f"{trial.exception_info.exception_type}: {trial.exception_info.exception_message}"
     else:
-        error = None if rewards else NO_REWARD
+        error = NO_REWARD if rewards is None else None
     agent = trial.agent_result
     tokens = None
     if agent is not None and agent.n_input_tokens is not None and agent.n_output_tokens is not None:
@@ -140,14 +144,18 @@ def _dataset(job: JobDir, trials: list[TrialResult], manifest: Manifest | None) 
                 "rowIds": [row_of_task[task] for task in manifest.tasks if task in ran]}
     if job.tag is not None and job.tag.dataset_ref:
         return {"ref": job.tag.dataset_ref, "revision": job.tag.dataset_revision}
-    # Harbor's job config names its datasets by local path, or by registry name and version.
-    datasets = job.config.get("datasets") or []
-    first = datasets[0] if datasets and isinstance(datasets[0], dict) else {}
-    if first.get("name"):
-        return {"ref": str(first["name"]), "revision": first.get("version")}
-    if first.get("path"):
-        return {"ref": Path(str(first["path"])).name or str(first["path"]), "revision": None}
-    return {"ref": trials[0].source or job.name, "revision": None}
+    # Harbor's job config names its datasets by local path, or by registry name and version; the
+    # trials' source is the dataset's name (a local path's last part).
+    source = trials[0].source
+    for dataset in job.config.get("datasets") or []:
+        if not isinstance(dataset, dict):
+            continue
+        if dataset.get("name") and (source is None or dataset["name"] == source):
+            return {"ref": str(dataset["name"]), "revision": dataset.get("version")}
+        name = Path(str(dataset.get("path") or "")).name
+        if name and (source is None or name == source):
+            return {"ref": name, "revision": None}
+    return {"ref": source or job.name, "revision": None}
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -173,22 +181,23 @@ def prepare(root: Path, *, benchmark: str | None = None, model: str | None = Non
     for path in jobs:
         job = read_job_dir(path)
         skipped = [trial.name for trial in job.unfinished]
-        manifest = pulled_manifest(job, job.finished)
-        slug = (benchmark or (job.tag.benchmark if job.tag else None) or (manifest.benchmark if manifest else None)
-                or _benchmark_of_tasks(job, job.finished))
-        if not slug:
-            prepared.append(PreparedRun(path, skipped=skipped, problem=(
-                "this job does not name its benchmark and its tasks were not pulled by bench pull: "
-                "pass --benchmark SLUG")))
-            continue
-        groups: dict[tuple[str, str | None], list[TrialResult]] = defaultdict(list)
+        # One run per eval, as Harbor's stats.evals: (agent, model, dataset).
+        groups: dict[tuple[str, str | None, str | None], list[TrialResult]] = defaultdict(list)
         for trial in job.finished:
-            groups[(trial.agent_info.name, trial.model_name)].append(trial)
+            groups[(trial.agent_info.name, trial.model_name, trial.source)].append(trial)
         if not groups:
             prepared.append(PreparedRun(path, skipped=skipped, problem="no finished trial to upload"))
             continue
-        for (agent_name, trial_model), trials in sorted(groups.items(), key=lambda item: str(item[0])):
+        for (agent_name, trial_model, _), trials in sorted(groups.items(), key=lambda item: str(item[0])):
             trials.sort(key=lambda trial: trial.trial_name)
+            manifest = pulled_manifest(job, trials)
+            slug = (benchmark or (job.tag.benchmark if job.tag else None)
+                    or (manifest.benchmark if manifest else None) or _benchmark_of_tasks(job, trials))
+            if not slug:
+                prepared.append(PreparedRun(path, skipped=skipped, problem=(
+                    "this job does not name its benchmark and its tasks were not pulled by bench pull: "
+                    "pass --benchmark SLUG")))
+                continue
             body: dict[str, Any] = {
                 "benchmark": slug,
                 # An agent without a model (oracle, nop in Harbor's own tests) is reported under its name.

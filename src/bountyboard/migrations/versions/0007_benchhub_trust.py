@@ -4,7 +4,8 @@ Revision ID: 0007_benchhub_trust
 Revises: 0004_benchhub
 
 Existing runs are recounted from their stored trials with Harbor's rule (an errored trial counts 0)
-and pooled, so reads see the same numbers as new uploads.
+and pooled, so reads see the same numbers as new uploads: by migration 0011, which recounts with
+the code's own models.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.orm import Session
 
 revision = "0007_benchhub_trust"
 down_revision = "0004_benchhub"
@@ -69,15 +69,8 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_bench_pools_benchmark_slug"), "bench_pools", ["benchmark_slug"])
     op.create_index(op.f("ix_bench_pools_model_key"), "bench_pools", ["model_key"])
-    _recount_existing_runs()
-
-
-def _recount_existing_runs() -> None:
-    from bountyboard.benchhub import pools  # the counting rule lives in one place
-
-    with Session(bind=op.get_bind()) as session:
-        pools.recount_all(session)
-        session.commit()
+    # The runs are recounted and pooled by the latest benchhub migration (0011), with the models
+    # of today's code: they read columns this revision does not have yet.
 
 
 def downgrade() -> None:
