@@ -67,4 +67,5 @@ def test_legacy_runs_are_recounted_and_pooled(backend: str, tmp_path: Path) -> N
     assert as_json(run.metrics) == {"reward": 0.5}
     assert as_json(run.task_tally) == {"sums": {"a": 1.0, "b": 1.0, "c": 0.0}, "trials": {"a": 2, "b": 1, "c": 1}}
     assert (run.n_trials, run.n_errors) == (4, 1)
-    assert tuple(pool) == ("m", "terminus-2", "main", True, 1, 4, 3, 2.0, 0.8)
+    # Keyed with its organisation by a later revision (0011_benchhub_model_identity).
+    assert tuple(pool) == ("org/m", "terminus-2", "main", True, 1, 4, 3, 2.0, 0.8)
