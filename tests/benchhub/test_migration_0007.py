@@ -60,12 +60,15 @@ def test_legacy_runs_are_recounted_and_pooled(backend: str, tmp_path: Path) -> N
             run = connection.execute(sa.text(
                 "SELECT score, primary_metric, metrics, task_tally, n_trials, n_errors FROM bench_runs")).one()
             pool = connection.execute(sa.text(
-                "SELECT model_key, agent_name, dataset_revision, anonymous, runs, n_trials, n_tasks, sum_total, "
-                "claim_value FROM bench_pools")).one()
+                "SELECT model_key, agent_name, dataset_revision, anonymous, runs, n_trials, n_tasks, sum_total "
+                "FROM bench_pools")).one()
+            # Claims are kept per submitter since 0011_benchhub_model_identity.
+            claim = connection.execute(sa.text("SELECT submitter_id, claim_value FROM bench_submitter_pools")).one()
         engine.dispose()
     assert run.score == 0.5 and run.primary_metric == "reward"
     assert as_json(run.metrics) == {"reward": 0.5}
     assert as_json(run.task_tally) == {"sums": {"a": 1.0, "b": 1.0, "c": 0.0}, "trials": {"a": 2, "b": 1, "c": 1}}
     assert (run.n_trials, run.n_errors) == (4, 1)
     # Keyed with its organisation by a later revision (0011_benchhub_model_identity).
-    assert tuple(pool) == ("org/m", "terminus-2", "main", True, 1, 4, 3, 2.0, 0.8)
+    assert tuple(pool) == ("org/m", "terminus-2", "main", True, 1, 4, 3, 2.0)
+    assert tuple(claim) == ("anon_1", 0.8)

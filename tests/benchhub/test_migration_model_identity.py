@@ -28,9 +28,9 @@ RUNS = [
 NEW_KEYS = {"run_acme": "acme/calc-1", "run_evil": "evil/calc-1", "run_snapshot": "anthropic/claude-sonnet-4-5",
             "run_bare": "calc-1", "run_acme_again": "acme/calc-1"}
 OLD_KEYS = {run_id: old for run_id, _, old, _, _ in RUNS}
-OLD_POOLS = {("calc-1", False): 3, ("calc-1", True): 1, ("claude-sonnet-4-5", False): 1}
-NEW_POOLS = {("acme/calc-1", False): 2, ("evil/calc-1", True): 1, ("anthropic/claude-sonnet-4-5", False): 1,
-             ("calc-1", False): 1}
+OLD_POOLS = {("calc-1", False): (3, 0.8), ("calc-1", True): (1, None), ("claude-sonnet-4-5", False): (1, None)}
+NEW_POOLS = {("acme/calc-1", False): (2, None), ("evil/calc-1", True): (1, None),
+             ("anthropic/claude-sonnet-4-5", False): (1, None), ("calc-1", False): (1, None)}
 SUBMITTER_POOLS = {("acme/calc-1", "usr_a"): (1, None), ("acme/calc-1", "usr_b"): (1, 0.8),
                    ("evil/calc-1", "anon_1"): (1, None), ("anthropic/claude-sonnet-4-5", "usr_a"): (1, None),
                    ("calc-1", "usr_b"): (1, None)}
@@ -39,10 +39,13 @@ SUBMITTER_POOLS = {("acme/calc-1", "usr_a"): (1, None), ("acme/calc-1", "usr_b")
 def stored(engine: sa.Engine) -> dict[str, Any]:
     with engine.connect() as connection:
         keys = dict(connection.execute(sa.text("SELECT id, model_key FROM bench_runs")).all())
-        pools = {(key, bool(anonymous)): runs for key, anonymous, runs in connection.execute(
-            sa.text("SELECT model_key, anonymous, runs FROM bench_pools"))}
+        inspector = sa.inspect(connection)
+        # The pools kept their latest claim before 0011; since, the submitter pools keep it.
+        claim = "claim_value" if "claim_value" in {c["name"] for c in inspector.get_columns("bench_pools")} else "NULL"
+        pools = {(key, bool(anonymous)): (runs, value) for key, anonymous, runs, value in connection.execute(
+            sa.text(f"SELECT model_key, anonymous, runs, {claim} FROM bench_pools"))}
         submitter_pools = None
-        if sa.inspect(connection).has_table("bench_submitter_pools"):
+        if inspector.has_table("bench_submitter_pools"):
             submitter_pools = {(key, submitter): (runs, claim) for key, submitter, runs, claim in connection.execute(
                 sa.text("SELECT model_key, submitter_id, runs, claim_value FROM bench_submitter_pools"))}
     return {"keys": keys, "pools": pools, "submitter_pools": submitter_pools}
@@ -83,7 +86,10 @@ def test_stored_runs_are_keyed_with_their_organisation_and_back(backend: str, tm
         command.upgrade(config, "heads")
         again = stored(engine)
         engine.dispose()
-    assert before == {"keys": OLD_KEYS, "pools": OLD_POOLS, "submitter_pools": None}
+    # 0007, run by this release's code, pools without claims (0011 drops them); the downgrade gives
+    # the pools their latest claims back.
+    assert before == {"keys": OLD_KEYS, "pools": {key: (runs, None) for key, (runs, _) in OLD_POOLS.items()},
+                      "submitter_pools": None}
     assert upgraded == {"keys": NEW_KEYS, "pools": NEW_POOLS, "submitter_pools": SUBMITTER_POOLS}
-    assert downgraded == before
+    assert downgraded == {"keys": OLD_KEYS, "pools": OLD_POOLS, "submitter_pools": None}
     assert again == upgraded

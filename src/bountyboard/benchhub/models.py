@@ -105,9 +105,6 @@ class _PoolColumns:
     sum_total_sq: Mapped[float] = mapped_column(Float)
     sum_total_x_trials: Mapped[float] = mapped_column(Float)
     sum_trials_sq: Mapped[float] = mapped_column(Float)
-    claim_value: Mapped[float | None] = mapped_column(Float)
-    claim_source_url: Mapped[str | None] = mapped_column(String(2000))
-    claim_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # Grows at every change: the sum over pools is the validator of the hub's ETags.
     revision: Mapped[int] = mapped_column(Integer)
@@ -134,6 +131,10 @@ class SubmitterPool(_PoolColumns, Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     submitter_id: Mapped[str] = mapped_column(String(64))
+    # The submitter's latest claim among these runs: claims are read with their claimant.
+    claim_value: Mapped[float | None] = mapped_column(Float)
+    claim_source_url: Mapped[str | None] = mapped_column(String(2000))
+    claim_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 AnyPool = Pool | SubmitterPool

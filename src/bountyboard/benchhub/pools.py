@@ -54,8 +54,10 @@ def _key(run: Run, table: type[AnyPool]) -> dict[str, Any]:
 def _empty(model: str) -> dict[str, Any]:
     return {"model": model, "runs": 0, "submitters": {}, "dataset_refs": {}, "nonbinary_runs": 0, "n_trials": 0,
             "n_errors": 0, "metric_sums": {}, "task_tally": stats.TaskTally().as_json(), "n_tasks": 0, "sum_total": 0.0,
-            "sum_total_sq": 0.0, "sum_total_x_trials": 0.0, "sum_trials_sq": 0.0, "claim_value": None,
-            "claim_source_url": None, "claim_at": None, "last_run_at": None}
+            "sum_total_sq": 0.0, "sum_total_x_trials": 0.0, "sum_trials_sq": 0.0, "last_run_at": None}
+
+
+_NO_CLAIM = {"claim_value": None, "claim_source_url": None, "claim_at": None}
 
 
 def _set_tally(pool: AnyPool, tally: stats.TaskTally) -> None:
@@ -86,7 +88,8 @@ def add_run(pool: AnyPool, run: Run) -> None:
     tally = stats.TaskTally.from_json(pool.task_tally)
     tally.merge(stats.TaskTally.from_json(run.task_tally))
     _set_tally(pool, tally)
-    if run.claim_value is not None and (pool.claim_at is None or run.created_at >= pool.claim_at):
+    if (isinstance(pool, SubmitterPool) and run.claim_value is not None
+            and (pool.claim_at is None or run.created_at >= pool.claim_at)):
         pool.claim_value, pool.claim_source_url, pool.claim_at = run.claim_value, run.claim_source_url, run.created_at
     if pool.last_run_at is None or run.created_at > pool.last_run_at:
         pool.last_run_at = run.created_at
@@ -95,7 +98,7 @@ def add_run(pool: AnyPool, run: Run) -> None:
 
 def _refill(pool: AnyPool, runs: Iterable[Run]) -> None:
     revision = pool.revision
-    for name, value in _empty(pool.model).items():
+    for name, value in {**_empty(pool.model), **(_NO_CLAIM if isinstance(pool, SubmitterPool) else {})}.items():
         setattr(pool, name, value)
     pool.revision = revision
     for run in sorted(runs, key=lambda r: (r.created_at, r.id)):

@@ -5,7 +5,9 @@ Revises: 0007_benchhub_trust
 
 Stored runs are keyed again (``acme/calc-1`` and ``evil/calc-1`` were one key, ``calc-1``; bare names
 now join an organisation's model only through the alias table) and every pool is rebuilt from the
-runs, along with the new per-submitter pools. The downgrade keys runs with the old rule again.
+runs, along with the new per-submitter pools. Claims are read from the submitter pools (with their
+claimant), so the pools' own claim columns go. The downgrade keys runs with the old rule again and
+gives the pools their latest claims back.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ def upgrade() -> None:
     from bountyboard.benchhub.aliases import model_key  # the naming rule lives in one place
 
     _repool(model_key)
+    with op.batch_alter_table("bench_pools") as batch:
+        for column in _pool_claim():
+            batch.drop_column(column.name)
 
 
 def _repool(key_of: Callable[[str], str]) -> None:
@@ -93,6 +98,29 @@ def _repool(key_of: Callable[[str], str]) -> None:
         session.commit()
 
 
+def _pool_claim() -> list[sa.Column[object]]:
+    return [sa.Column("claim_value", sa.Float(), nullable=True),
+            sa.Column("claim_source_url", sa.String(length=2000), nullable=True),
+            sa.Column("claim_at", sa.DateTime(timezone=True), nullable=True)]
+
+
+# The pool's latest non-retracted claim, as the pools before this revision kept it.
+_LATEST_CLAIM = """
+    SELECT r.{column} FROM bench_runs r
+    WHERE r.benchmark_slug = bench_pools.benchmark_slug AND r.model_key = bench_pools.model_key
+      AND r.agent_name = bench_pools.agent_name AND COALESCE(r.dataset_revision, '') = bench_pools.dataset_revision
+      AND r.primary_metric = bench_pools.primary_metric AND (r.submitter_kind = 'anonymous') = bench_pools.anonymous
+      AND r.retracted_at IS NULL AND r.claim_value IS NOT NULL
+    ORDER BY r.created_at DESC, r.id DESC LIMIT 1"""
+
+
 def downgrade() -> None:
-    _repool(key_of=_old_model_key)
+    with op.batch_alter_table("bench_pools") as batch:
+        for column in _pool_claim():
+            batch.add_column(column)
+    _repool(_old_model_key)
+    op.execute("UPDATE bench_pools SET " + ", ".join(
+        f"{name} = ({_LATEST_CLAIM.format(column=column)})"
+        for name, column in (("claim_value", "claim_value"), ("claim_source_url", "claim_source_url"),
+                             ("claim_at", "created_at"))))
     op.drop_table("bench_submitter_pools")
