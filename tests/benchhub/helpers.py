@@ -38,6 +38,14 @@ def payload(benchmark: str = "gsm8k", model: str = "test-model", rewards: list[f
     }
 
 
+def claim_by_another(admin: Admin, slug: str, model: str, claim: dict[str, Any]) -> None:
+    """A claim carried by a one-trial upload of a fresh account, so that other accounts' runs are
+    independent of it (docs/benchhub.md, "Independence")."""
+    response = admin.account().http.post("/v1/runs", json=payload(slug, model, [1.0], claim=claim,
+                                                                   agent="claimant-agent"))
+    assert response.status_code == 200, response.text
+
+
 def admin_of(server: LiveServer) -> Admin:
     key = server.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
     return Admin(server.base_url, key)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.benchhub.helpers import anonymous, custom_benchmark, payload, trial
+from tests.benchhub.helpers import anonymous, claim_by_another, custom_benchmark, payload, trial
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
@@ -32,8 +32,8 @@ def test_the_four_hand_computed_cases_against_gsm8k(server: LiveServer, admin: A
                                                     status: str) -> None:
     # gsm8k's registry tolerance is 0.02: the band is [0.90, 0.94] around the claim 0.92.
     model = f"case-{uuid.uuid4().hex[:8]}"
-    uploaded = admin.account().http.post("/v1/runs", json=payload("gsm8k", model, binary(successes, tasks),
-                                                                  claim=CLAIM))
+    claim_by_another(admin, "gsm8k", model, CLAIM)
+    uploaded = admin.account().http.post("/v1/runs", json=payload("gsm8k", model, binary(successes, tasks)))
     assert uploaded.status_code == 200, uploaded.text
     item = item_of(server, model, "gsm8k")
     assert item["status"] == status, item["reason"]
@@ -51,7 +51,8 @@ def test_the_four_hand_computed_cases_against_gsm8k(server: LiveServer, admin: A
 
 def test_the_model_page_says_how_many_more_tasks_would_decide(server: LiveServer, admin: Admin) -> None:
     model = f"page-{uuid.uuid4().hex[:8]}"
-    admin.account().http.post("/v1/runs", json=payload("gsm8k", model, binary(3, 5), claim=CLAIM))
+    claim_by_another(admin, "gsm8k", model, CLAIM)
+    admin.account().http.post("/v1/runs", json=payload("gsm8k", model, binary(3, 5)))
     page = anonymous(server).get(f"/benchhub/models/{model}")
     assert page.status_code == 200
     assert 'data-extra-tasks="2"' in page.text and "about 2 more tasks would decide it" in page.text
@@ -59,21 +60,23 @@ def test_the_model_page_says_how_many_more_tasks_would_decide(server: LiveServer
 
 def test_reproduced_reports_every_status_and_the_gaps(server: LiveServer, admin: Admin) -> None:
     operator, other = admin.account(), admin.account()
-    model = f"lab-model-{uuid.uuid4().hex[:8]}"
+    model = f"lab-{uuid.uuid4().hex[:8]}/model"
     claimed = custom_benchmark(admin, referenceScores=[
-        {"model": f"lab/{model}", "value": 0.8, "sourceUrl": "https://example.org/card", "date": "2025-06-01"}])
+        {"model": model, "value": 0.8, "sourceUrl": "https://example.org/card", "date": "2025-06-01"}])
     close, far, thin, unclaimed = (custom_benchmark(admin, size=1319) for _ in range(4))
+    for record in (close, far, thin):
+        claim_by_another(admin, record["slug"], model, CLAIM)
     rewards = binary(1207, 1319)
-    # Two submitters' runs of the same agent and revision pool by task.
+    # Two submitters' runs of the same agent and revision pool by task (the name's spelling folded).
     operator.http.post("/v1/runs", json=payload(close["slug"], model, trials=[
-        trial(f"task-{i}", value) for i, value in enumerate(rewards[:600])], claim=CLAIM))
-    other.http.post("/v1/runs", json=payload(close["slug"], f"provider/{model}", trials=[
+        trial(f"task-{i}", value) for i, value in enumerate(rewards[:600])]))
+    other.http.post("/v1/runs", json=payload(close["slug"], model.title(), trials=[
         trial(f"task-{i}", value) for i, value in enumerate(rewards) if i >= 600]))
-    operator.http.post("/v1/runs", json=payload(far["slug"], model, binary(280, 400), claim=CLAIM))
-    operator.http.post("/v1/runs", json=payload(thin["slug"], model, binary(3, 5), claim=CLAIM))
+    operator.http.post("/v1/runs", json=payload(far["slug"], model, binary(280, 400)))
+    operator.http.post("/v1/runs", json=payload(thin["slug"], model, binary(3, 5)))
     operator.http.post("/v1/runs", json=payload(unclaimed["slug"], model, binary(5, 10)))
 
-    response = anonymous(server).get("/v1/bench/reproduced", params={"model": f"anthropic/{model.upper()}"})
+    response = anonymous(server).get("/v1/bench/reproduced", params={"model": model.upper()})
     answer = response.json()
     assert answer["modelKey"] == model and "TOST" in answer["toleranceRule"]
     items = {item["benchmark"]: item for item in answer["data"]}
@@ -84,7 +87,7 @@ def test_reproduced_reports_every_status_and_the_gaps(server: LiveServer, admin:
         thin["slug"]: "inconclusive", unclaimed["slug"]: "runs_only", "gsm8k": "gap", "humaneval": "not_reproducible",
     }
     reproduced = items[close["slug"]]
-    assert reproduced["runs"] == 2 and reproduced["submitters"] == 2
+    assert reproduced["runs"] == 3 and reproduced["submitters"] == 3 and reproduced["measured"]["runs"] == 2
     assert reproduced["measured"]["nTasks"] == 1319 and reproduced["measured"]["mean"] == pytest.approx(1207 / 1319)
     assert reproduced["delta"] == pytest.approx(1207 / 1319 - 0.92)
     assert reproduced["claim"] == {"value": 0.92, "sourceUrl": CLAIM["sourceUrl"],
@@ -95,7 +98,7 @@ def test_reproduced_reports_every_status_and_the_gaps(server: LiveServer, admin:
     assert answer["gaps"][0]["status"] == "claim_only"
     assert gaps[claimed["slug"]]["command"] == (
         f"bountyboard bench pull {claimed['slug']} --n 200 && bountyboard bench run ./{claimed['slug']} "
-        f"-a <agent> -m anthropic/{model.upper()} && bountyboard bench push ./jobs")
+        f"-a <agent> -m {model.upper()} && bountyboard bench push ./jobs")
     assert gaps["terminal-bench"]["command"].startswith(
         "bountyboard bench run terminal-bench@2.0 --benchmark terminal-bench -a <agent> -m ")
     assert thin["slug"] in gaps and "gsm8k" in gaps
@@ -106,9 +109,9 @@ def test_reproduced_reports_every_status_and_the_gaps(server: LiveServer, admin:
 def test_every_trial_errored_scores_zero_as_in_harbor(server: LiveServer, admin: Admin) -> None:
     model = f"crashy-{uuid.uuid4().hex[:8]}"
     record = custom_benchmark(admin)
+    claim_by_another(admin, record["slug"], model, {"value": 0.5, "sourceUrl": "https://example.org"})
     admin.account().http.post("/v1/runs", json=payload(record["slug"], model, trials=[
-        trial("a", None, error="Timeout"), trial("b", None, error="Timeout")], claim={
-        "value": 0.5, "sourceUrl": "https://example.org"}))
+        trial("a", None, error="Timeout"), trial("b", None, error="Timeout")]))
     item = item_of(server, model, record["slug"])
     assert item["status"] == "inconclusive"
     assert item["measured"]["mean"] == 0.0 and item["measured"]["nErrors"] == 2
@@ -129,7 +132,7 @@ def test_leaderboard_entries_are_model_agent_pairs_with_calibration_apart(server
     slug, suffix = record["slug"], uuid.uuid4().hex[:6]
     strong, weak = f"strong-{suffix}", f"weak-{suffix}"
     upload(admin, slug, strong, [1.0, 1.0, 0.0])
-    upload(admin, slug, f"vendor/{strong}", [1.0, 1.0, 1.0])  # same pair: pooled by task
+    upload(admin, slug, strong.upper(), [1.0, 1.0, 1.0])  # same pair, spelled otherwise: pooled by task
     upload(admin, slug, strong, [0.0, 0.0, 0.0, 0.0], agent="other-agent")  # another agent: never pooled
     upload(admin, slug, weak, [0.0, 0.0, 1.0])
     upload(admin, slug, weak, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0], revision="v2")  # another revision: never pooled

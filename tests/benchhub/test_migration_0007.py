@@ -61,8 +61,10 @@ def test_legacy_runs_are_recounted_and_pooled(backend: str, tmp_path: Path) -> N
                 "SELECT score, primary_metric, metrics, pass_at_k, task_tally, n_trials, n_rewarded, n_errors, trials "
                 "FROM bench_runs")).one()
             pool = connection.execute(sa.text(
-                "SELECT model_key, agent_name, dataset_revision, anonymous, runs, n_trials, n_tasks, sum_total, "
-                "claim_value FROM bench_pools")).one()
+                "SELECT model_key, agent_name, dataset_revision, anonymous, runs, n_trials, n_tasks, sum_total "
+                "FROM bench_pools")).one()
+            # Claims are kept per submitter since 0012_benchhub_model_identity.
+            claim = connection.execute(sa.text("SELECT submitter_id, claim_value FROM bench_submitter_pools")).one()
         engine.dispose()
     assert run.score == 0.5 and run.primary_metric == "reward"
     assert as_json(run.metrics) == {"reward": 0.5}
@@ -73,4 +75,6 @@ def test_legacy_runs_are_recounted_and_pooled(backend: str, tmp_path: Path) -> N
     assert run.n_rewarded == 3
     assert "rewards" not in json.loads(run.trials)[3]
     assert as_json(run.pass_at_k) == {}
-    assert tuple(pool) == ("m", "terminus-2", "main", True, 1, 4, 3, 2.0, 0.8)
+    # Keyed with its organisation by a later revision (0012_benchhub_model_identity).
+    assert tuple(pool) == ("org/m", "terminus-2", "main", True, 1, 4, 3, 2.0)
+    assert tuple(claim) == ("anon_1", 0.8)

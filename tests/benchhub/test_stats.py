@@ -135,13 +135,17 @@ def test_no_interval_leaves_the_metric_range(trials: list[tuple[int, float | Non
 
 
 @pytest.mark.parametrize(("name", "key"), [
-    ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
-    ("claude-sonnet-4-5", "claude-sonnet-4-5"),
-    ("Claude Sonnet 4.5", "claude-sonnet-4-5"),
-    ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
-    ("openrouter/anthropic/claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
-    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3-1-8b-instruct"),
-    ("gpt-4", "gpt-4"),
+    ("anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"),
+    ("Anthropic/Claude Sonnet 4.5", "anthropic/claude-sonnet-4-5"),
+    ("claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"),
+    ("claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5"),
+    ("anthropic/claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5"),
+    ("evil/claude-sonnet-4-5-20250929", "evil/claude-sonnet-4-5-20250929"),
+    ("openrouter/anthropic/claude-sonnet-4-5-20250929", "openrouter/anthropic/claude-sonnet-4-5-20250929"),
+    ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/llama-3-1-8b-instruct"),
+    ("acme/llama-3-8b", "acme/llama-3-8b"),
+    ("calc-1", "calc-1"),
+    ("gpt-4", "openai/gpt-4"),
 ])
 def test_model_names_are_matched_through_the_alias_table(name: str, key: str) -> None:
     assert model_key(name) == key

@@ -8,6 +8,7 @@ import uuid
 
 from playwright.sync_api import Page, expect
 
+from tests.benchhub.helpers import custom_benchmark, payload
 from tests.site.conftest import shoot
 from tests.support.api import Account, Admin
 from tests.support.server import LiveServer
@@ -51,3 +52,26 @@ def test_search_benchmark_chart_and_model_page(page: Page, server: LiveServer, a
     page.get_by_text(re.compile(r"benchmarks? to run")).click()
     expect(page.get_by_text("bountyboard bench pull").first).to_be_visible()  # gaps carry their command
     shoot(page, server, "bench-model")
+
+
+def test_the_benchmark_page_draws_claims_that_came_with_uploads(page: Page, server: LiveServer, admin: Admin) -> None:
+    record = custom_benchmark(admin)  # no reference scores of its own
+    model = f"lab-{uuid.uuid4().hex[:6]}/site-model"
+    response = admin.account("operator").http.post("/v1/runs", json=payload(
+        record["slug"], model, [1.0, 1.0, 0.0, 1.0], claim={"value": 0.7, "sourceUrl": "https://example.org/card"}))
+    assert response.status_code == 200, response.text
+
+    page.goto(f"/benchhub/{record['slug']}")
+    chart = page.locator("svg.chart")
+    expect(chart.locator("circle.claim")).to_have_count(1)  # the ring of the uploaded claim, on the model's row
+    expect(chart.locator("title", has_text=model)).to_contain_text("claimed 0.700")
+    claimed = page.locator("section", has=page.get_by_role("heading", name="Claimed"))
+    expect(claimed.get_by_role("link", name=model)).to_be_visible()
+    expect(claimed).to_contain_text("0.7")
+    expect(claimed).to_contain_text("claimed with an upload by")
+    # The model's page takes the same claim; the uploader's own run does not reproduce it.
+    claimed.get_by_role("link", name=model).click()
+    row = page.locator("tr", has_text=record["name"]).first
+    expect(row).to_contain_text("0.700")
+    expect(row).to_contain_text("self reported")
+    expect(row).to_contain_text("only the claimant's own runs")

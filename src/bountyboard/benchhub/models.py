@@ -79,17 +79,11 @@ class Run(Base):
     retracted_by: Mapped[str | None] = mapped_column(String(40))
 
 
-class Pool(Base):
-    """The non-retracted runs of one (benchmark, model, agent, dataset revision, primary metric,
-    anonymous or not), pooled by task and kept up to date at upload and retraction, so reads cost
-    O(pools) and never O(runs x tasks). Never deleted: a pool emptied by retractions has ``runs = 0``.
-    """
+class _PoolColumns:
+    """The tallies of a set of non-retracted runs pooled by task, kept up to date at upload and
+    retraction, so reads cost O(pools) and never O(runs x tasks). Never deleted: a pool emptied by
+    retractions has ``runs = 0``."""
 
-    __tablename__ = "bench_pools"
-    __table_args__ = (UniqueConstraint("benchmark_slug", "model_key", "agent_name", "dataset_revision",
-                                       "primary_metric", "anonymous"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     benchmark_slug: Mapped[str] = mapped_column(ForeignKey("bench_benchmarks.slug"), index=True)
     model_key: Mapped[str] = mapped_column(String(300), index=True)
     agent_name: Mapped[str] = mapped_column(String(300))
@@ -114,9 +108,36 @@ class Pool(Base):
     sum_total_sq: Mapped[float] = mapped_column(Float)
     sum_total_x_trials: Mapped[float] = mapped_column(Float)
     sum_trials_sq: Mapped[float] = mapped_column(Float)
-    claim_value: Mapped[float | None] = mapped_column(Float)
-    claim_source_url: Mapped[str | None] = mapped_column(String(2000))
-    claim_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # Grows at every change: the sum over pools is the validator of the hub's ETags.
     revision: Mapped[int] = mapped_column(Integer)
+
+
+class Pool(_PoolColumns, Base):
+    """The non-retracted runs of one (benchmark, model, agent, dataset revision, primary metric,
+    anonymous or not): what leaderboards are read from."""
+
+    __tablename__ = "bench_pools"
+    __table_args__ = (UniqueConstraint("benchmark_slug", "model_key", "agent_name", "dataset_revision",
+                                       "primary_metric", "anonymous"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+
+
+class SubmitterPool(_PoolColumns, Base):
+    """The same pool cut by submitter: what a claim is judged from, where the claimant's own runs
+    and the runs of everyone else are told apart (docs/benchhub.md, "Independence")."""
+
+    __tablename__ = "bench_submitter_pools"
+    __table_args__ = (UniqueConstraint("benchmark_slug", "model_key", "agent_name", "dataset_revision",
+                                       "primary_metric", "submitter_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    submitter_id: Mapped[str] = mapped_column(String(64))
+    # The submitter's latest claim among these runs: claims are read with their claimant.
+    claim_value: Mapped[float | None] = mapped_column(Float)
+    claim_source_url: Mapped[str | None] = mapped_column(String(2000))
+    claim_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+AnyPool = Pool | SubmitterPool

@@ -3,13 +3,16 @@
 Both read the pools (O(pools), a merge of two tallies at most per entry) and never the runs. A
 leaderboard entry is a (model, agent) pair headed by its dataset revision with the most tasks;
 reference agents are listed apart as harness checks. A model's status on a benchmark is decided on
-its measurement with the most tasks, calibration agents left out (docs/benchhub.md).
+its measurement with the most tasks, calibration agents left out, among the runs of keyed submitters
+other than the claimant; the claimant's own runs make it ``self_reported`` (docs/benchhub.md,
+"Independence"). Claims and their claimants are read from the submitter pools.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, select
@@ -17,8 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.benchhub import pools, stats
 from bountyboard.benchhub.aliases import model_key
-from bountyboard.benchhub.models import Benchmark, Pool
+from bountyboard.benchhub.models import Benchmark, Pool, SubmitterPool
 from bountyboard.benchhub.schemas import (
+    Claimant,
     ClaimInfo,
     Coverage,
     Decision,
@@ -26,10 +30,10 @@ from bountyboard.benchhub.schemas import (
     Interval,
     Leaderboard,
     LeaderboardEntry,
-    Measurement,
     Metric,
     ReproducedAnswer,
     ReproducedItem,
+    ReproducedMeasurement,
     ToleranceUsed,
 )
 from bountyboard.benchhub.service import ensure_registry, get_benchmark
@@ -38,7 +42,7 @@ from bountyboard.clock import rfc3339
 TOLERANCE_RULE = ("reproduced: the 90% interval lies inside claim ± tolerance.abs (TOST at 5%); discrepant: the 95% "
                   "interval lies outside it; inconclusive otherwise")
 # In the order gaps[] lists them: unchecked claims first, then inconclusive results, then blanks.
-GAP_STATUSES = (stats.Status.CLAIM_ONLY, stats.Status.INCONCLUSIVE, stats.Status.GAP)
+GAP_STATUSES = (stats.Status.CLAIM_ONLY, stats.Status.SELF_REPORTED, stats.Status.INCONCLUSIVE, stats.Status.GAP)
 DEFAULT_PULL_ROWS = 200
 
 
@@ -97,21 +101,50 @@ async def leaderboard(session: AsyncSession, slug: str, *, include_anonymous: bo
                        harnessChecks=[entry for entry in entries if entry.calibration])
 
 
-def _registry_claim(record: dict[str, Any], key: str) -> ClaimInfo | None:
-    matching = [ref for ref in record["referenceScores"] if model_key(ref["model"]) == key]
-    if not matching:
-        return None
-    latest = max(matching, key=lambda ref: ref["date"])
-    return ClaimInfo(value=latest["value"], sourceUrl=latest["sourceUrl"], date=latest["date"],
-                     stderr=latest.get("stderr"), origin="registry")
+@dataclass(frozen=True)
+class Claim:
+    """A claimed score, who claimed it, and the model name it was claimed for."""
+
+    info: ClaimInfo
+    claimant: Claimant
+    model: str
 
 
-def _run_claim(measured: Sequence[pools.Measurement]) -> ClaimInfo | None:
-    claims = [m.claim for m in measured if m.claim is not None]
-    if not claims:
+def registry_claims(record: dict[str, Any]) -> dict[str, Claim]:
+    """model key -> the registry's latest reference score for it."""
+    latest: dict[str, Claim] = {}
+    for ref in sorted(record["referenceScores"], key=lambda ref: ref["date"]):
+        latest[model_key(ref["model"])] = Claim(
+            ClaimInfo(value=ref["value"], sourceUrl=ref["sourceUrl"], date=ref["date"], stderr=ref.get("stderr"),
+                      origin="registry"), Claimant(kind="registry", id=None), ref["model"])
+    return latest
+
+
+def upload_claim(rows: Sequence[SubmitterPool]) -> Claim | None:
+    """The latest claim carried by a keyed upload; failing that, by an anonymous one (an anonymous
+    upload never displaces a keyed claim). Calibration runs claim nothing."""
+    claimed = [row for row in rows if row.claim_value is not None and row.claim_at is not None
+               and not pools.is_calibration(row.agent_name)]
+    if not claimed:
         return None
-    value, source, at = max(claims, key=lambda claim: claim[2])
-    return ClaimInfo(value=value, sourceUrl=source, date=(rfc3339(at) or "")[:10], stderr=None, origin="run")
+    row = max(claimed, key=lambda row: (not row.anonymous, row.claim_at))
+    return Claim(ClaimInfo(value=row.claim_value, sourceUrl=row.claim_source_url or "",
+                           date=(rfc3339(row.claim_at) or "")[:10], stderr=None, origin="run"),
+                 Claimant(kind="anonymous" if row.anonymous else "user", id=row.submitter_id), row.model)
+
+
+async def benchmark_claims(session: AsyncSession, record: dict[str, Any], *,
+                           include_anonymous: bool = True) -> dict[str, Claim]:
+    """model key -> the claim for that model on this benchmark, as the model's reproduced results
+    take it: the registry's reference score, else the claim an upload carried."""
+    rows = await pools.pool_rows(session, SubmitterPool, [SubmitterPool.benchmark_slug == record["slug"]],
+                                 include_anonymous=include_anonymous)
+    by_model: dict[str, list[SubmitterPool]] = {}
+    for row in rows:
+        by_model.setdefault(row.model_key, []).append(row)
+    claims = {key: claim for key, found in by_model.items() if (claim := upload_claim(found)) is not None}
+    claims.update(registry_claims(record))
+    return claims
 
 
 def gap_command(record: dict[str, Any], model: str) -> str:
@@ -128,28 +161,43 @@ def gap_command(record: dict[str, Any], model: str) -> str:
 
 
 def reproduced_conditions(model: str) -> list[ColumnElement[bool]]:
+    # Submitter pools change in the transactions that change pools, so the pools validate both.
     return [Pool.model_key == model_key(model)]
 
 
-def _item(benchmark: Benchmark, measured: list[pools.Measurement], key: str) -> ReproducedItem:
+def _parties(rows: Sequence[SubmitterPool], claim: Claim | None) -> list[tuple[stats.Basis, list[SubmitterPool]]]:
+    """The model's runs on one benchmark split by whose they are, in the order a status is decided on."""
+    claimant = claim.claimant.id if claim else None
+    return [(stats.Basis.INDEPENDENT, [row for row in rows if not row.anonymous and row.submitter_id != claimant]),
+            (stats.Basis.CLAIMANT, [row for row in rows if row.submitter_id == claimant]),
+            (stats.Basis.ANONYMOUS, [row for row in rows if row.anonymous and row.submitter_id != claimant])]
+
+
+_BASES = list(stats.Basis)
+
+
+def _item(benchmark: Benchmark, claim: Claim | None,
+          measured: list[tuple[stats.Basis, pools.Measurement]]) -> ReproducedItem:
     record = benchmark.record
     size = record.get("size")
-    ranked = sorted((m for m in measured if not m.calibration), key=_most_tasks, reverse=True)
+    ranked = sorted(measured, key=lambda pair: _most_tasks(pair[1]), reverse=True)
+    ranked.sort(key=lambda pair: _BASES.index(pair[0]))  # stable: most tasks first within each basis
     head = ranked[0] if ranked else None
-    claim = _registry_claim(record, key) or _run_claim(ranked)
     tolerance = float(record["tolerance"]["abs"])
-    verdict = stats.verdict(has_runs=head is not None, measured=head.estimate if head else None,
-                            claim=claim.value if claim else None, tolerance=tolerance,
-                            reproducible=benchmark.reproducible)
+    verdict = stats.verdict(has_runs=head is not None, measured=head[1].estimate if head else None,
+                            claim=claim.info.value if claim else None, tolerance=tolerance,
+                            reproducible=benchmark.reproducible,
+                            basis=head[0] if head else stats.Basis.INDEPENDENT)
     decision = Decision(band=Interval(low=verdict.band[0], high=verdict.band[1]),
                         confidence=stats.DIFFERENCE_CONFIDENCE,
                         extraTasksToDecide=verdict.extra_tasks) if verdict.band else None
+    shown = [ReproducedMeasurement(**_measurement_fields(m, size), basis=basis.value) for basis, m in ranked]
     return ReproducedItem(
         benchmark=benchmark.slug, name=benchmark.name, kind=benchmark.kind, status=verdict.status.value,
-        reason=verdict.reason, claim=claim,
-        measured=Measurement(**_measurement_fields(head, size)) if head else None,
-        otherMeasurements=[Measurement(**_measurement_fields(m, size)) for m in ranked[1:]],
-        runs=sum(m.runs for m in ranked), submitters=len({s for m in ranked for s in m.submitters}),
+        reason=verdict.reason, claim=claim.info if claim else None, claimant=claim.claimant if claim else None,
+        independent=claim is not None and head is not None and head[0] is stats.Basis.INDEPENDENT,
+        measured=shown[0] if shown else None, otherMeasurements=shown[1:],
+        runs=sum(m.runs for _, m in ranked), submitters=len({s for _, m in ranked for s in m.submitters}),
         delta=verdict.delta, decision=decision, tolerance=ToleranceUsed(abs=tolerance, rule=TOLERANCE_RULE),
     )
 
@@ -160,12 +208,26 @@ async def reproduced(session: AsyncSession, model: str, *, include_anonymous: bo
     key = model_key(model)
     benchmarks = list((await session.execute(select(Benchmark).order_by(Benchmark.slug))).scalars())
     ranges = {benchmark.slug: pools.metric_range(benchmark.record) for benchmark in benchmarks}
-    found = await pools.measurements(session, reproduced_conditions(model), include_anonymous=include_anonymous,
-                                     metrics=ranges)
-    by_benchmark: dict[str, list[pools.Measurement]] = {}
-    for measurement in found:
-        by_benchmark.setdefault(measurement.benchmark, []).append(measurement)
-    items = [_item(benchmark, by_benchmark.get(benchmark.slug, []), key) for benchmark in benchmarks]
+    rows = await pools.pool_rows(session, SubmitterPool, [SubmitterPool.model_key == key],
+                                 include_anonymous=include_anonymous)
+    by_benchmark: dict[str, list[SubmitterPool]] = {}
+    for row in rows:
+        if not pools.is_calibration(row.agent_name):
+            by_benchmark.setdefault(row.benchmark_slug, []).append(row)
+    claims: dict[str, Claim | None] = {}
+    groups: list[list[SubmitterPool]] = []
+    bases: list[stats.Basis] = []
+    for benchmark in benchmarks:
+        found = by_benchmark.get(benchmark.slug, [])
+        claim = claims[benchmark.slug] = registry_claims(benchmark.record).get(key) or upload_claim(found)
+        for basis, party in _parties(found, claim):
+            for group in pools.by_pool_key(party):
+                groups.append(group)
+                bases.append(basis)
+    measured: dict[str, list[tuple[stats.Basis, pools.Measurement]]] = {}
+    for basis, measurement in zip(bases, await pools.measure(session, SubmitterPool, groups, ranges), strict=True):
+        measured.setdefault(measurement.benchmark, []).append((basis, measurement))
+    items = [_item(benchmark, claims[benchmark.slug], measured.get(benchmark.slug, [])) for benchmark in benchmarks]
     gaps = [Gap(benchmark=item.benchmark, status=item.status, reason=item.reason,
                 command=gap_command(benchmark.record, model))
             for item, benchmark in zip(items, benchmarks, strict=True)

@@ -338,8 +338,22 @@ class Measurement(BaseModel):
     nErrors: int
     runs: int
     anonymousRuns: int = Field(description="Runs uploaded without an account.")
-    submitters: int
+    submitters: int = Field(description="Accounts among the uploaders (one account is one submitter); anonymous "
+                                        "runs add none.")
     lastRunAt: str
+
+
+class ReproducedMeasurement(Measurement):
+    basis: Literal["independent", "claimant", "anonymous"] = Field(
+        description="Whose runs: keyed submitters other than the claimant (`independent`; every keyed submitter "
+                    "when nothing is claimed), the claimant's own, or anonymous uploads.")
+
+
+class Claimant(BaseModel):
+    kind: Literal["registry", "user", "anonymous"] = Field(
+        description="The registry's reference score (its source is `claim.sourceUrl`), or the uploader of the run "
+                    "that carried the claim.")
+    id: str | None = Field(description="`usr_...` or `anon_...` for an uploader; null for the registry.")
 
 
 class ClaimInfo(BaseModel):
@@ -363,8 +377,8 @@ class ToleranceUsed(BaseModel):
     rule: str
 
 
-ReproducedStatus = Literal["reproduced", "discrepant", "inconclusive", "runs_only", "claim_only", "gap",
-                           "not_reproducible"]
+ReproducedStatus = Literal["reproduced", "discrepant", "inconclusive", "self_reported", "runs_only", "claim_only",
+                           "gap", "not_reproducible"]
 
 
 class ReproducedItem(BaseModel):
@@ -374,11 +388,16 @@ class ReproducedItem(BaseModel):
     status: ReproducedStatus
     reason: str
     claim: ClaimInfo | None
-    measured: Measurement | None = Field(description="The measurement the status is decided on: the (agent, "
-                                                     "revision) with the most tasks; calibration agents never count.")
-    otherMeasurements: list[Measurement] = Field(description="This model's other (agent, revision) pools.")
+    claimant: Claimant | None = Field(description="Who made the claim.")
+    independent: bool = Field(description="The status was decided on runs by keyed submitters other than the "
+                                          "claimant.")
+    measured: ReproducedMeasurement | None = Field(
+        description="The measurement the status is decided on: the (agent, revision) with the most tasks among "
+                    "independent runs, else the claimant's own, else anonymous ones; calibration agents never count.")
+    otherMeasurements: list[ReproducedMeasurement] = Field(description="This model's other measurements.")
     runs: int
-    submitters: int
+    submitters: int = Field(description="Accounts that uploaded runs (one account is one submitter, whatever its "
+                                        "keys); anonymous runs add none.")
     delta: float | None = Field(description="measured mean - claim")
     decision: Decision | None
     tolerance: ToleranceUsed

@@ -320,6 +320,16 @@ class Status(StrEnum):
     CLAIM_ONLY = "claim_only"
     GAP = "gap"
     NOT_REPRODUCIBLE = "not_reproducible"
+    SELF_REPORTED = "self_reported"
+
+
+class Basis(StrEnum):
+    """Whose runs a claim is judged on. Only ``independent`` runs (keyed submitters other than the
+    claimant) can make a claim ``reproduced`` or ``discrepant``."""
+
+    INDEPENDENT = "independent"
+    CLAIMANT = "claimant"
+    ANONYMOUS = "anonymous"
 
 
 @dataclass(frozen=True)
@@ -378,8 +388,9 @@ def extra_tasks_to_decide(estimate: Estimate, claim: float, tolerance: float) ->
 
 
 def verdict(*, has_runs: bool, measured: Estimate | None, claim: float | None, tolerance: float,
-            reproducible: bool) -> Verdict:
-    """Decide the status of one measurement against one claim (docs/benchhub.md, "Statistics")."""
+            reproducible: bool, basis: Basis = Basis.INDEPENDENT) -> Verdict:
+    """Decide the status of one measurement against one claim (docs/benchhub.md, "Statistics" and
+    "Independence"); ``basis`` says whose runs were measured."""
     if not has_runs:
         if not reproducible:
             return Verdict(Status.NOT_REPRODUCIBLE, "The benchmark cannot be run with the bench workflow.")
@@ -393,6 +404,13 @@ def verdict(*, has_runs: bool, measured: Estimate | None, claim: float | None, t
     band = _band(claim, tolerance, measured.metric)
     equivalence = measured.interval(EQUIVALENCE_CONFIDENCE)
     difference = measured.interval(DIFFERENCE_CONFIDENCE)
+    if basis is not Basis.INDEPENDENT:
+        whose = ("Only the claimant's own runs measured it" if basis is Basis.CLAIMANT
+                 else "Only anonymous runs measured it")
+        return Verdict(Status.SELF_REPORTED if basis is Basis.CLAIMANT else Status.INCONCLUSIVE,
+                       f"{whose}: a run uploaded with a key by someone other than the claimant decides it.",
+                       delta=measured.mean - claim, band=band, equivalence_interval=equivalence,
+                       difference_interval=difference)
     status = decide(measured, claim, tolerance)
     shown = f"[{band[0]:.4g}, {band[1]:.4g}]"
     if status is Status.REPRODUCED:

@@ -13,7 +13,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from bountyboard.benchhub import results
 from bountyboard.benchhub import service as hub
-from bountyboard.benchhub.aliases import model_key
 from bountyboard.site.charts import score_chart
 from bountyboard.site.pages.public import choice, paging
 from bountyboard.site.web import CurrentVisitor, PageRoute, Session, redirect, render
@@ -55,14 +54,13 @@ async def benchmark_page(request: Request, slug: str, visitor: CurrentVisitor, s
     benchmark = await hub.get_benchmark(session, slug)
     board = await results.leaderboard(session, slug, include_anonymous=anonymous == "show")
     record = benchmark.record
-    latest: dict[str, tuple[str, float]] = {}  # model key -> (model, value) of the latest claim
-    for reference in sorted(record["referenceScores"], key=lambda ref: ref["date"] or ""):
-        latest[model_key(reference["model"])] = (reference["model"], float(reference["value"]))
+    # Every claim the hub knows for this benchmark, as each model's page takes it (registry or upload).
+    claims = await results.benchmark_claims(session, record, include_anonymous=anonymous == "show")
     rows = [(f"{entry.model} · {entry.agent}", entry) for entry in board.data]
-    claims = {label: latest[entry.modelKey][1] for label, entry in rows if entry.modelKey in latest}
+    claimed = {label: claims[entry.modelKey].info.value for label, entry in rows if entry.modelKey in claims}
     measured_keys = {entry.modelKey for entry in board.data}
-    claims.update({model: value for key, (model, value) in latest.items() if key not in measured_keys})
+    claimed.update({claim.model: claim.info.value for key, claim in claims.items() if key not in measured_keys})
     chart = score_chart([(label, entry.mean, (entry.ci95.low, entry.ci95.high) if entry.ci95 else None)
-                         for label, entry in rows], claims, board.metric.min, board.metric.max)
+                         for label, entry in rows], claimed, board.metric.min, board.metric.max)
     return render(request, visitor, "benchmark.html", section="benchhub", record=record, board=board, chart=chart,
-                  anonymous=anonymous)
+                  claims=[claims[key] for key in sorted(claims)], anonymous=anonymous)
