@@ -180,6 +180,7 @@ class Measurement:
     estimate: stats.Estimate
     claim: tuple[float, str, datetime] | None
     last_run_at: datetime | None
+    pool_ids: tuple[int, ...]
 
     @property
     def calibration(self) -> bool:
@@ -214,7 +215,7 @@ def _measure(rows: Sequence[Pool], tally_of: dict[int, dict[str, Any]], metric: 
         estimate=stats.Estimate.of(moments, metric, binary=all(row.nonbinary_runs == 0 for row in rows)),
         claim=(claimed.claim_value, claimed.claim_source_url or "", claimed.claim_at)
         if claimed is not None and claimed.claim_value is not None and claimed.claim_at is not None else None,
-        last_run_at=latest.last_run_at,
+        last_run_at=latest.last_run_at, pool_ids=tuple(row.id for row in rows),
     )
 
 
@@ -232,6 +233,20 @@ async def measurements(session: AsyncSession, conditions: Sequence[ColumnElement
     if merging:
         tally_of = dict((await session.execute(select(Pool.id, Pool.task_tally).where(Pool.id.in_(merging)))).all())
     return [_measure(group, tally_of, metrics[group[0].benchmark_slug]) for group in groups.values()]
+
+
+async def task_tallies(session: AsyncSession, measured: Sequence[Measurement]) -> list[stats.TaskTally]:
+    """The per-task tallies of these measurements, in their order (one read of their pools' tallies)."""
+    ids = [pool_id for measurement in measured for pool_id in measurement.pool_ids]
+    query = select(Pool.id, Pool.task_tally).where(Pool.id.in_(ids))
+    stored: dict[int, dict[str, Any]] = dict((await session.execute(query)).all()) if ids else {}
+    tallies = []
+    for measurement in measured:
+        tally = stats.TaskTally()
+        for pool_id in measurement.pool_ids:
+            tally.merge(stats.TaskTally.from_json(stored[pool_id]))
+        tallies.append(tally)
+    return tallies
 
 
 async def fingerprint(session: AsyncSession, conditions: Sequence[ColumnElement[bool]], *parts: str) -> str:

@@ -64,5 +64,6 @@ async def benchmark_page(request: Request, slug: str, visitor: CurrentVisitor, s
     claims.update({model: value for key, (model, value) in latest.items() if key not in measured_keys})
     chart = score_chart([(label, entry.mean, (entry.ci95.low, entry.ci95.high) if entry.ci95 else None)
                          for label, entry in rows], claims, board.metric.min, board.metric.max)
+    pairs = await results.pairwise(session, board)
     return render(request, visitor, "benchmark.html", section="benchhub", record=record, board=board, chart=chart,
-                  anonymous=anonymous)
+                  pairs=pairs, anonymous=anonymous)
