@@ -271,7 +271,9 @@ async def pairwise(session: AsyncSession, board: Leaderboard) -> list[Comparison
     found = await pools.measurements(session, compare_conditions(slug, *(entry.modelKey for entry in entries)),
                                      include_anonymous=board.includeAnonymous, metrics={slug: metric})
     by_key = {(m.model_key, m.agent, m.dataset_revision): m for m in found}
-    heads = [by_key[(entry.modelKey, entry.agent, entry.taskSet.datasetRevision or "")] for entry in entries]
+    # A retraction between the two reads may have emptied a pool: that entry is left out.
+    heads = [head for entry in entries
+             if (head := by_key.get((entry.modelKey, entry.agent, entry.taskSet.datasetRevision or ""))) is not None]
     tallies = await pools.task_tallies(session, heads)
     comparisons = []
     for i, j in itertools.combinations(range(len(heads)), 2):

@@ -324,8 +324,10 @@ class Measurement(BaseModel):
     primaryMetric: str
     mean: float | None = Field(description="Harbor's mean of the primary metric over every pooled trial.")
     stderr: float | None = Field(description="Standard error, clustered by task.")
-    ci95: Interval | None = Field(description="Jeffreys 95% interval with the task-clustered effective size.")
-    ci90: Interval | None = Field(description="The 90% interval the equivalence test (TOST at 5%) uses.")
+    ci95: Interval | None = Field(description="Jeffreys 95% interval with the task-clustered effective size, widened "
+                                              "for an estimated spread; the whole range below 6 such tasks.")
+    ci90: Interval | None = Field(description="The 90% interval the equivalence test (TOST at 5%) uses (the whole "
+                                              "range below 5 tasks of estimated spread).")
     effectiveTasks: float | None = Field(description="Independent pass/fail observations worth as much.")
     metrics: dict[str, float] = Field(examples=[{"reward": 0.75}])
     coverage: Coverage

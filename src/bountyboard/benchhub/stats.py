@@ -15,7 +15,12 @@ score's variance is the cluster-robust variance of a ratio mean, turned into an 
 size, and the interval is Jeffreys' (Beta quantiles) on the metric's range rescaled to [0, 1], so it
 never leaves the range and behaves at 0 and 1. A claim is ``reproduced`` when a two one-sided test
 (TOST) at 5% puts the score within ``claim ± tolerance`` (the 90% interval lies inside that band),
-``discrepant`` when the 95% interval lies outside the band, ``inconclusive`` otherwise.
+``discrepant`` when the 95% interval lies outside the band, ``inconclusive`` otherwise. A variance
+estimated from the tasks' spread (any score but one pass/fail attempt per task) widens the interval
+for its ``n - 1`` degrees of freedom and decides nothing from fewer tasks than a sign-flip test needs.
+
+Two measurements are compared on their shared tasks (exact McNemar for single-attempt pass/fail,
+paired t otherwise), and leaderboard ranks count only the entries surely better (LMArena's rule).
 
 docs/benchhub.md has worked examples.
 """
