@@ -79,9 +79,9 @@ def test_identical_data_share_a_rank(server: LiveServer, admin: Admin) -> None:
 def test_twelve_overlapping_entries_share_rank_one(server: LiveServer, admin: Admin) -> None:
     slug, suffix = custom_benchmark(admin)["slug"], uuid.uuid4().hex[:6]
     passes = [3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8]
-    # Jeffreys 95% intervals on 10 tasks: 3/10 reaches up to Beta(3.5, 7.5)'s 97.5% point and 8/10 down to
-    # Beta(8.5, 2.5)'s 2.5% point; they overlap, so every pair does.
-    assert scipy_stats.beta.ppf(0.975, 3.5, 7.5) > scipy_stats.beta.ppf(0.025, 8.5, 2.5)
+    # Jeffreys 95% intervals on n* = 9 (10 single pass/fail tasks): 3/10 reaches up to Beta(3.2, 6.8)'s 97.5%
+    # point (0.62) and 8/10 down to Beta(7.7, 2.3)'s 2.5% point (0.48); they overlap, so every pair does.
+    assert scipy_stats.beta.ppf(0.975, 3.2, 6.8) > scipy_stats.beta.ppf(0.025, 7.7, 2.3)
     for index, count in enumerate(passes):
         upload(admin, slug, f"m{index:02d}-{suffix}", [1.0] * count + [0.0] * (10 - count))
     board = board_of(server, slug)
@@ -124,9 +124,9 @@ def test_three_of_five_against_two_of_five_is_an_exact_mcnemar_p_of_one(server: 
         pytest.approx(0.6), pytest.approx(0.4), pytest.approx(0.2))
     # Differences 0, 0, 1, 0, 0: sum of squared deviations 4 * 0.04 + 0.64 = 0.8; se = sqrt(0.8 / (5 * 4)) = 0.2.
     assert answer["se"] == pytest.approx(0.2)
-    # Newcombe's hybrid score interval: Wilson 3/5 = [0.2307, 0.8824], 2/5 = [0.1176, 0.7693], phi = 4 / 6;
-    # low = 0.2 - sqrt(0.3693^2 (2 - 2 phi)) = -0.1015, high = 0.2 + sqrt(0.2824^2 (2 - 2 phi)) = 0.4306.
-    assert answer["interval"] == {"low": pytest.approx(-0.1015, abs=1e-4), "high": pytest.approx(0.4306, abs=1e-4)}
+    # The interval inverting the test: 1 of 5 tasks discordant, exact 95% upper bound of that share 0.7164
+    # (Beta(2, 4)'s 97.5% point); A won 1 of 1, exact interval [0.025, 1]: [0.7164 * -0.95, 0.7164 * 1].
+    assert answer["interval"] == {"low": pytest.approx(-0.6806, abs=1e-4), "high": pytest.approx(0.7164, abs=1e-4)}
     # The leaderboard cannot order them either.
     board = board_of(server, slug)
     assert board[f"three-{suffix}"]["rank"] == board[f"two-{suffix}"]["rank"] == 1
@@ -140,7 +140,10 @@ def test_eight_discordant_tasks_one_way_are_significant(server: LiveServer, admi
     # 8 discordant, all won by a: p = 2 * (1/2)^8 = 0.0078125 (scipy's exact binomial test agrees).
     assert answer["pValue"] == pytest.approx(2 / 256)
     assert answer["pValue"] == pytest.approx(scipy_stats.binomtest(8, 8, 0.5).pvalue)
-    assert answer["difference"] == pytest.approx(0.8) and answer["interval"]["low"] > 0
+    # The share A won: [0.025^(1/8), 1] = [0.6306, 1]; the share discordant 8/10: [0.4439, 0.9748] (Beta(8, 3)'s
+    # 2.5% and Beta(9, 2)'s 97.5% points): [0.4439 * (2 * 0.6306 - 1), 0.9748] = [0.1159, 0.9748], above 0.
+    assert answer["difference"] == pytest.approx(0.8)
+    assert answer["interval"] == {"low": pytest.approx(0.1159, abs=1e-4), "high": pytest.approx(0.9748, abs=1e-4)}
 
 
 def test_a_continuous_pair_gets_the_paired_t_figures(server: LiveServer, admin: Admin) -> None:

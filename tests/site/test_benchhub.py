@@ -8,6 +8,7 @@ import uuid
 
 from playwright.sync_api import Page, expect
 
+from tests.benchhub.helpers import custom_benchmark, payload
 from tests.site.conftest import shoot
 from tests.support.api import Account, Admin
 from tests.support.server import LiveServer
@@ -51,3 +52,21 @@ def test_search_benchmark_chart_and_model_page(page: Page, server: LiveServer, a
     page.get_by_text(re.compile(r"benchmarks? to run")).click()
     expect(page.get_by_text("bountyboard bench pull").first).to_be_visible()  # gaps carry their command
     shoot(page, server, "bench-model")
+
+
+def test_benchmark_page_shares_ranks_and_compares_pairs(page: Page, server: LiveServer, admin: Admin) -> None:
+    slug, suffix = custom_benchmark(admin)["slug"], uuid.uuid4().hex[:6]
+    for name, rewards in (("sure", [1.0] * 9 + [0.0]), ("twin-a", [1.0] * 5 + [0.0] * 5),
+                          ("twin-b", [1.0] * 5 + [0.0] * 5)):
+        response = admin.account().http.post("/v1/runs", json=payload(slug, f"{name}-{suffix}", rewards))
+        assert response.status_code == 200, response.text
+    page.goto(f"/benchhub/{slug}")
+    measured = page.locator("section", has=page.get_by_role("heading", name="Measured"))
+    # 9/10 is not surely above 5/10 (95%, n* = 9: Beta(8.6, 1.4) gives [0.60, 0.99], Beta(5, 5) [0.21, 0.79]),
+    # so all three share rank 1, placed 1 to 3 (an en dash).
+    for name in ("sure", "twin-a", "twin-b"):
+        expect(measured.locator("tr", has_text=f"{name}-{suffix}").locator("td").first).to_have_text("1 (1\u20133)")
+    pairs = page.locator("table.pairwise tbody tr")
+    expect(pairs).to_have_count(3)
+    expect(pairs.filter(has_text=f"twin-a-{suffix}").filter(has_text=f"twin-b-{suffix}")).to_contain_text("+0.000")
+    shoot(page, server, "benchmark-pairs")

@@ -125,18 +125,34 @@ def test_three_of_five_against_two_of_five() -> None:
     assert result is not None and result.method == "exact_mcnemar"
     assert (result.shared_tasks, result.p_value) == (5, 1.0)
     assert result.stderr == pytest.approx(0.2)
-    # Newcombe: Wilson(3/5) = [0.23072, 0.88237], Wilson(2/5) = [0.11763, 0.76928], phi = (2*2 - 1*0)/sqrt(3*2*2*3);
-    # below = sqrt(0.36928^2 * (2 - 2 * 2/3)), above = sqrt(0.28237^2 * (2 - 2 * 2/3)).
-    factor = math.sqrt(2 - 4 / 3)
-    assert result.interval == (pytest.approx(0.2 - 0.36928 * factor, abs=1e-5),
-                               pytest.approx(0.2 + 0.28237 * factor, abs=1e-5))
+    # 1 discordant task of 5, won by A. Share discordant q: exact 95% upper bound Beta(2, 4)'s 97.5% point
+    # (0.71642); share won by A: 1 of 1, exact interval [0.025, 1]. Neither excludes 1/2, so the wide side of q
+    # scales both ends: [0.71642 * (2 * 0.025 - 1), 0.71642 * 1].
+    q_high = scipy_stats.beta.ppf(0.975, 2, 4)
+    assert q_high == pytest.approx(0.71642, abs=1e-5)
+    assert result.interval == (pytest.approx(q_high * -0.95), pytest.approx(q_high))
 
 
-def test_identical_pass_fail_results_have_a_wide_interval_and_p_one() -> None:
-    # 5/5 each: Wilson(5/5) = [0.56552, 1]; phi = 0 (empty margins): [-0.43448, 0.43448].
-    result = stats.compare_paired(tally([1] * 5), tally([1] * 5))
+def test_the_mcnemar_interval_excludes_zero_exactly_when_the_test_rejects() -> None:
+    # 9/10 against 1/10 (A's nine include B's one): 8 discordant, all A's: p = 2 / 2^8. Won: [0.025^(1/8), 1] =
+    # [0.63058, 1] (above 1/2, so q's low end scales the low end); q = 8/10: [Beta(8, 3) 2.5%, Beta(9, 2) 97.5%].
+    result = stats.compare_paired(tally([1] * 9 + [0]), tally([1] + [0] * 9))
+    assert result is not None and result.p_value == pytest.approx(2 / 256)
+    won_low = 0.025 ** (1 / 8)
+    assert result.interval == (pytest.approx(scipy_stats.beta.ppf(0.025, 8, 3) * (2 * won_low - 1)),
+                               pytest.approx(scipy_stats.beta.ppf(0.975, 9, 2)))
+    assert result.interval[0] > 0
+    # 9/10 against 5/10 nested: 4 discordant, all A's: p = 2 / 2^4 = 0.125 and the interval holds 0.
+    wider = stats.compare_paired(tally([1] * 9 + [0]), tally([1] * 5 + [0] * 5))
+    assert wider is not None and wider.p_value == pytest.approx(0.125) and wider.interval[0] < 0 < wider.interval[1]
+
+
+def test_identical_pass_fail_results_have_a_width_and_p_one() -> None:
+    # 5/10 each, the same tasks: nothing discordant, p = 1; q's exact upper bound for 0 of 10 is
+    # 1 - 0.025^(1/10) = 0.30850, and with no discordant task the share A wins is anything in [0, 1].
+    result = stats.compare_paired(tally([1] * 5 + [0] * 5), tally([1] * 5 + [0] * 5))
     assert result is not None and result.p_value == 1.0 and result.difference == 0
-    assert result.interval == (pytest.approx(-0.43448, abs=1e-5), pytest.approx(0.43448, abs=1e-5))
+    assert result.interval == (pytest.approx(-0.30850, abs=1e-5), pytest.approx(0.30850, abs=1e-5))
 
 
 def test_a_continuous_pair_is_the_paired_t_test() -> None:
@@ -182,13 +198,12 @@ def test_several_attempts_compare_task_means() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=2, max_size=30))
+@given(st.lists(st.tuples(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0])),
+                          st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0]))), min_size=2, max_size=30))
 def test_a_paired_interval_never_leaves_the_range_and_agrees_with_its_p_value(pairs: list[tuple[float, float]]) -> None:
     result = stats.compare_paired(tally([x for x, _ in pairs]), tally([y for _, y in pairs]))
     assert result is not None
     assert -1.0 <= result.interval[0] <= result.interval[1] <= 1.0 and 0 <= result.p_value <= 1
-    if result.method != "paired_t":
-        return  # Newcombe's interval is not built from the exact McNemar test and may disagree at the edge
     if result.p_value < 0.049:
         assert result.interval[0] > 0 or result.interval[1] < 0
     if result.p_value > 0.051:

@@ -460,5 +460,5 @@ class Comparison(BaseModel):
     interval: Interval = Field(description="95% interval of the difference (docs/benchhub.md, paired comparison).")
     pValue: float = Field(description="Two-sided p-value of no difference.")
     method: Literal["exact_mcnemar", "paired_t"] = Field(
-        description="exact_mcnemar when both are one pass/fail attempt per shared task (Newcombe's interval); "
+        description="exact_mcnemar when both are one pass/fail attempt per shared task (the test's exact interval); "
                     "paired_t otherwise (n - 1 degrees of freedom, never stronger than a sign-flip test).")

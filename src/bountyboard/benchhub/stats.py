@@ -481,9 +481,9 @@ def compare_paired(a: TaskTally, b: TaskTally, metric: MetricRange = MetricRange
     """The paired difference of two measurements on the tasks both ran; None below two shared tasks.
 
     The standard error is the spread of the per-task differences (tasks are the independent units),
-    ``sqrt(Σ(d - d̄)² / (n(n - 1)))``. Both single-attempt pass/fail: the exact McNemar test and
-    Newcombe's hybrid score interval; otherwise the paired t test with ``n - 1`` degrees of freedom
-    (:func:`_paired_t`). docs/benchhub.md, "Paired comparison", has worked cases.
+    ``sqrt(Σ(d - d̄)² / (n(n - 1)))``. Both single-attempt pass/fail: the exact McNemar test and the
+    interval that inverts it (:func:`_mcnemar_interval`); otherwise the paired t test with ``n - 1``
+    degrees of freedom (:func:`_paired_t`). docs/benchhub.md, "Paired comparison", has worked cases.
     """
     shared = sorted(a.trials.keys() & b.trials.keys())
     n = len(shared)
@@ -500,8 +500,7 @@ def compare_paired(a: TaskTally, b: TaskTally, metric: MetricRange = MetricRange
         passed_b = [value == metric.high for value in means_b]
         only_a = sum(x and not y for x, y in zip(passed_a, passed_b, strict=True))
         only_b = sum(y and not x for x, y in zip(passed_a, passed_b, strict=True))
-        low, high = _newcombe_paired_interval(sum(x and y for x, y in zip(passed_a, passed_b, strict=True)),
-                                              only_a, only_b, n)
+        low, high = _mcnemar_interval(only_a, only_b, n)
         return PairedComparison(n, mean_a, mean_b, difference, stderr, (low * width, high * width),
                                 exact_mcnemar(only_a, only_b), PairedMethod.EXACT_MCNEMAR)
     interval, p_value = _paired_t(difference, stderr, n, width)
@@ -516,27 +515,25 @@ def exact_mcnemar(only_a: int, only_b: int) -> float:
     return min(1.0, 2 * float(bdtr(min(only_a, only_b), discordant, 0.5)))
 
 
-def _wilson(successes: int, n: int, z: float) -> tuple[float, float]:
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+def _clopper_pearson(successes: int, n: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a binomial proportion at the difference confidence."""
+    tail = (1 - DIFFERENCE_CONFIDENCE) / 2
+    low = 0.0 if successes == 0 else float(betaincinv(successes, n - successes + 1, tail))
+    high = 1.0 if successes == n else float(betaincinv(successes + 1, n - successes, 1 - tail))
+    return low, high
 
 
-def _newcombe_paired_interval(both: int, only_a: int, only_b: int, n: int) -> tuple[float, float]:
-    """Newcombe's (1998) hybrid score interval for a difference of paired proportions (his method 10):
-    the two Wilson intervals combined with the correlation φ of the 2x2 table (0 when a margin is
-    empty). Never degenerate, never outside [-1, 1]."""
-    z = float(ndtri(1 - (1 - DIFFERENCE_CONFIDENCE) / 2))
-    neither = n - both - only_a - only_b
-    p_a, p_b = (both + only_a) / n, (both + only_b) / n
-    low_a, high_a = _wilson(both + only_a, n, z)
-    low_b, high_b = _wilson(both + only_b, n, z)
-    margins = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
-    phi = (both * neither - only_a * only_b) / math.sqrt(margins) if margins else 0.0
-    below = math.sqrt(max((p_a - low_a) ** 2 - 2 * phi * (p_a - low_a) * (high_b - p_b) + (high_b - p_b) ** 2, 0.0))
-    above = math.sqrt(max((high_a - p_a) ** 2 - 2 * phi * (high_a - p_a) * (p_b - low_b) + (p_b - low_b) ** 2, 0.0))
-    return max(p_a - p_b - below, -1.0), min(p_a - p_b + above, 1.0)
+def _mcnemar_interval(only_a: int, only_b: int, n: int) -> tuple[float, float]:
+    """The difference of paired pass rates is ``q (2π - 1)``: ``q`` the share of discordant tasks, ``π``
+    the share of those A won. ``π``'s exact interval is the exact McNemar test inverted, so the interval
+    excludes 0 exactly when that test's p is below 5%; ``q``'s exact interval sets the scale on the
+    side that widens, so few discordant tasks (or none: no ``π`` at all) still leave an honest width."""
+    discordant = only_a + only_b
+    share_low, share_high = _clopper_pearson(discordant, n)
+    won_low, won_high = _clopper_pearson(only_a, discordant) if discordant else (0.0, 1.0)
+    low = (share_low if won_low > 0.5 else share_high) * (2 * won_low - 1)
+    high = (share_high if won_high > 0.5 else share_low) * (2 * won_high - 1)
+    return low, high
 
 
 def _paired_t(difference: float, stderr: float, n: int, width: float) -> tuple[tuple[float, float], float]:
