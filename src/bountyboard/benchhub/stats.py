@@ -242,6 +242,9 @@ class Moments:
 EQUIVALENCE_CONFIDENCE = 0.90  # TOST at 5%: both one-sided tests at 5% <=> the 90% interval
 DIFFERENCE_CONFIDENCE = 0.95  # the band is excluded at 5%, whichever side the data fall on
 MAX_EXTRA_TASKS = 1_000_000
+# A spread near the smallest float makes p(1-p)/var astronomically large, and the Beta quantiles of such
+# sizes come back NaN. No measurement comes near this many observations; the interval is a point anyway.
+MAX_EFFECTIVE_SIZE = 2.0**53
 
 
 @dataclass(frozen=True)
@@ -316,7 +319,7 @@ class Estimate:
         unit_variance = variance / (self.metric.high - self.metric.low) ** 2 if variance is not None else 0.0
         if unit_variance <= 0 or p in (0.0, 1.0):
             return self.n_tasks * scale
-        size = p * (1 - p) / unit_variance
+        size = min(p * (1 - p) / unit_variance, MAX_EFFECTIVE_SIZE)
         if self.binary:
             size = min(size, self.n_trials)
         return size * scale
