@@ -1,9 +1,12 @@
-"""What the hub answers from its pools: a benchmark's leaderboard and a model's reproduced results.
+"""What the hub answers from its pools: a benchmark's leaderboard, a model's reproduced results, and
+two models compared on their shared tasks.
 
-Both read the pools (O(pools), a merge of two tallies at most per entry) and never the runs. A
-leaderboard entry is a (model, agent) pair headed by its dataset revision with the most tasks;
-reference agents are listed apart as harness checks. A model's status on a benchmark is decided on
-its measurement with the most tasks, calibration agents left out (docs/benchhub.md).
+All read the pools (a merge of two tallies at most per entry) and never the runs; the leaderboard and
+comparisons also read the tallies of the measurements they show, to name their task sets and pair
+their tasks. A leaderboard entry is a (model, agent) pair headed by its dataset revision with the
+most tasks, ranked only against entries of the same task set; reference agents are listed apart as
+harness checks. A model's status on a benchmark is decided on its measurement with the most tasks,
+calibration agents left out (docs/benchhub.md).
 """
 
 from __future__ import annotations
