@@ -113,6 +113,7 @@ class ErrorCode(StrEnum):
     IMPOSSIBLE_SCORE = "impossible_score", 422, "A score lies outside what the benchmark's metric allows."
     BENCHMARK_CONFLICT = "benchmark_conflict", 409, "The benchmark was written at the same time; retry."
     ALREADY_RETRACTED = "already_retracted", 409, "The run was retracted already."
+    NO_SHARED_TASKS = "no_shared_tasks", 422, "The two measurements compared share fewer than two tasks."
 
     # Site forms
     PASSWORD_MISMATCH = "password_mismatch", 422, "The two passwords of a site form differ."

@@ -141,11 +141,13 @@ def test_leaderboard_entries_are_model_agent_pairs_with_calibration_apart(server
     upload(admin, slug, "nop-check", [0.0], agent="nop")
 
     board = anonymous(server).get(f"/v1/bench/benchmarks/{slug}/leaderboard").json()
-    rows = [(e["rank"], e["modelKey"], e["agent"], e["runs"]) for e in board["data"]]
-    assert rows == [(1, strong, "terminus-2", 2), (2, weak, "terminus-2", 1), (3, strong, "other-agent", 1)]
+    # Three task sets (strong: tasks 0-2 of main; weak: 0-5 of v2; other-agent: 0-3 of main), so nobody is
+    # ranked against anybody: each is first of its own set, the sets with the most tasks first.
+    rows = [(e["rank"], e["modelKey"], e["agent"], e["runs"], e["taskSet"]["tasks"]) for e in board["data"]]
+    assert rows == [(1, weak, "terminus-2", 1, 6), (1, strong, "other-agent", 1, 4), (1, strong, "terminus-2", 2, 3)]
     # strong with terminus-2: task-0 = 1, task-1 = 1, task-2 = (0 + 1) / 2 -> 5 of 6 trials.
-    assert board["data"][0]["mean"] == pytest.approx(5 / 6)
-    head = board["data"][1]
+    assert board["data"][2]["mean"] == pytest.approx(5 / 6)
+    head = board["data"][0]
     assert head["datasetRevisions"] == ["main", "v2"] and head["datasetRevision"] == "v2"
     assert head["mean"] == pytest.approx(1 / 6) and head["coverage"] == {"tasks": 6, "size": 40, "fraction": 0.15}
     checks = [(e["rank"], e["agent"], e["calibration"]) for e in board["harnessChecks"]]

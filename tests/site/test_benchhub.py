@@ -75,3 +75,21 @@ def test_the_benchmark_page_draws_claims_that_came_with_uploads(page: Page, serv
     expect(row).to_contain_text("0.700")
     expect(row).to_contain_text("self reported")
     expect(row).to_contain_text("only the claimant's own runs")
+
+
+def test_benchmark_page_shares_ranks_and_compares_pairs(page: Page, server: LiveServer, admin: Admin) -> None:
+    slug, suffix = custom_benchmark(admin)["slug"], uuid.uuid4().hex[:6]
+    for name, rewards in (("sure", [1.0] * 9 + [0.0]), ("twin-a", [1.0] * 5 + [0.0] * 5),
+                          ("twin-b", [1.0] * 5 + [0.0] * 5)):
+        response = admin.account().http.post("/v1/runs", json=payload(slug, f"{name}-{suffix}", rewards))
+        assert response.status_code == 200, response.text
+    page.goto(f"/benchhub/{slug}")
+    measured = page.locator("section", has=page.get_by_role("heading", name="Measured"))
+    # 9/10 is not surely above 5/10 (95%, n* = 9: Beta(8.6, 1.4) gives [0.60, 0.99], Beta(5, 5) [0.21, 0.79]),
+    # so all three share rank 1, placed 1 to 3 (an en dash).
+    for name in ("sure", "twin-a", "twin-b"):
+        expect(measured.locator("tr", has_text=f"{name}-{suffix}").locator("td").first).to_have_text("1 (1\u20133)")
+    pairs = page.locator("table.pairwise tbody tr")
+    expect(pairs).to_have_count(3)
+    expect(pairs.filter(has_text=f"twin-a-{suffix}").filter(has_text=f"twin-b-{suffix}")).to_contain_text("+0.000")
+    shoot(page, server, "benchmark-pairs")

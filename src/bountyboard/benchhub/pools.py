@@ -225,6 +225,7 @@ class Measurement:
     metrics: dict[str, float]
     estimate: stats.Estimate
     last_run_at: datetime | None
+    pool_ids: tuple[int, ...]
 
     @property
     def calibration(self) -> bool:
@@ -255,7 +256,7 @@ def _measure(rows: Sequence[AnyPool], tally_of: dict[int, dict[str, Any]], metri
         n_trials=n_trials, n_errors=sum(row.n_errors for row in rows),
         metrics={key: total / n_trials for key, total in sorted(sums.items())} if n_trials else {},
         estimate=stats.Estimate.of(moments, metric, binary=all(row.nonbinary_runs == 0 for row in rows)),
-        last_run_at=latest.last_run_at,
+        last_run_at=latest.last_run_at, pool_ids=tuple(row.id for row in rows),
     )
 
 
@@ -292,6 +293,20 @@ async def measurements(session: AsyncSession, conditions: Sequence[ColumnElement
     """The measurements among pools matching ``conditions`` (a named and an anonymous pool merged)."""
     rows = await pool_rows(session, Pool, conditions, include_anonymous=include_anonymous)
     return await measure(session, Pool, by_pool_key(rows), metrics)
+
+
+async def task_tallies(session: AsyncSession, measured: Sequence[Measurement]) -> list[stats.TaskTally]:
+    """The per-task tallies of these measurements, in their order (one read of their pools' tallies)."""
+    ids = [pool_id for measurement in measured for pool_id in measurement.pool_ids]
+    query = select(Pool.id, Pool.task_tally).where(Pool.id.in_(ids))
+    stored: dict[int, dict[str, Any]] = dict((await session.execute(query)).all()) if ids else {}
+    tallies = []
+    for measurement in measured:
+        tally = stats.TaskTally()
+        for pool_id in measurement.pool_ids:
+            tally.merge(stats.TaskTally.from_json(stored[pool_id]))
+        tallies.append(tally)
+    return tallies
 
 
 async def fingerprint(session: AsyncSession, conditions: Sequence[ColumnElement[bool]], *parts: str) -> str:

@@ -1,15 +1,19 @@
-"""What the hub answers from its pools: a benchmark's leaderboard and a model's reproduced results.
+"""What the hub answers from its pools: a benchmark's leaderboard, a model's reproduced results, and
+two models compared on their shared tasks.
 
-Both read the pools (O(pools), a merge of two tallies at most per entry) and never the runs. A
-leaderboard entry is a (model, agent) pair headed by its dataset revision with the most tasks;
-reference agents are listed apart as harness checks. A model's status on a benchmark is decided on
-its measurement with the most tasks, calibration agents left out, among the runs of keyed submitters
-other than the claimant; the claimant's own runs make it ``self_reported`` (docs/benchhub.md,
-"Independence"). Claims and their claimants are read from the submitter pools.
+All read the pools (a merge of two tallies at most per entry) and never the runs; the leaderboard and
+comparisons also read the tallies of the measurements they show, to name their task sets and pair
+their tasks. A leaderboard entry is a (model, agent) pair headed by its dataset revision with the
+most tasks, ranked only against entries of the same task set; reference agents are listed apart as
+harness checks. A model's status on a benchmark is decided on its measurement with the most tasks,
+calibration agents left out, among the runs of keyed submitters other than the claimant; the
+claimant's own runs make it ``self_reported`` (docs/benchhub.md, "Independence"). Claims and their
+claimants are read from the submitter pools.
 """
 
 from __future__ import annotations
 
+import itertools
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +28,8 @@ from bountyboard.benchhub.models import Benchmark, Pool, SubmitterPool
 from bountyboard.benchhub.schemas import (
     Claimant,
     ClaimInfo,
+    ComparedMeasurement,
+    Comparison,
     Coverage,
     Decision,
     Gap,
@@ -31,19 +37,25 @@ from bountyboard.benchhub.schemas import (
     Leaderboard,
     LeaderboardEntry,
     Metric,
+    RankRange,
     ReproducedAnswer,
     ReproducedItem,
     ReproducedMeasurement,
+    TaskSet,
     ToleranceUsed,
 )
 from bountyboard.benchhub.service import ensure_registry, get_benchmark
 from bountyboard.clock import rfc3339
+from bountyboard.error_codes import ErrorCode
+from bountyboard.errors import Problem, invalid
 
 TOLERANCE_RULE = ("reproduced: the 90% interval lies inside claim ± tolerance.abs (TOST at 5%); discrepant: the 95% "
                   "interval lies outside it; inconclusive otherwise")
 # In the order gaps[] lists them: unchecked claims first, then inconclusive results, then blanks.
 GAP_STATUSES = (stats.Status.CLAIM_ONLY, stats.Status.SELF_REPORTED, stats.Status.INCONCLUSIVE, stats.Status.GAP)
 DEFAULT_PULL_ROWS = 200
+# The benchmark page compares every pair among this many leading entries (15 pairs).
+PAIRWISE_ENTRIES = 6
 
 
 def _interval(low_high: tuple[float, float] | None) -> Interval | None:
@@ -78,27 +90,49 @@ async def leaderboard(session: AsyncSession, slug: str, *, include_anonymous: bo
     benchmark = await get_benchmark(session, slug)
     record = benchmark.record
     size = record.get("size")
+    metric = pools.metric_range(record)
     found = await pools.measurements(session, leaderboard_conditions(slug), include_anonymous=include_anonymous,
-                                     metrics={slug: pools.metric_range(record)})
+                                     metrics={slug: metric})
     pairs: dict[tuple[str, str], list[pools.Measurement]] = {}
     for measurement in found:
         pairs.setdefault((measurement.model_key, measurement.agent), []).append(measurement)
-    entries: list[LeaderboardEntry] = []
-    for (key, _), measured in pairs.items():
-        head = max(measured, key=_most_tasks)
-        entries.append(LeaderboardEntry(
-            rank=None, model=head.model, modelKey=key, **_measurement_fields(head, size),
+    heads = [(key, max(measured, key=_most_tasks), measured) for (key, _), measured in pairs.items()]
+    tallies = await pools.task_tallies(session, [head for _, head, _ in heads])
+    entries = [
+        LeaderboardEntry(
+            rank=None, rankRange=None, model=head.model, modelKey=key, **_measurement_fields(head, size),
+            taskSet=TaskSet(id=stats.task_set_id(head.dataset_revision, tally.trials),
+                            datasetRevision=head.dataset_revision or None, tasks=len(tally)),
             datasetRevisions=sorted({m.dataset_revision or "(unnamed)" for m in measured}),
-        ))
+        )
+        for (key, head, measured), tally in zip(heads, tallies, strict=True)
+    ]
     higher = record["metric"]["higherIsBetter"]
-    # Unscored pairs (no trial at all) go last whichever way the metric points.
-    entries.sort(key=lambda e: (e.mean is None, -(e.mean or 0.0) if higher else (e.mean or 0.0), e.modelKey, e.agent))
-    ranked = [entry for entry in entries if not entry.calibration]
-    for rank, entry in enumerate(ranked, start=1):
-        entry.rank = rank
+    ranked = _rank_by_task_set([entry for entry in entries if not entry.calibration], metric, higher)
+    checks = sorted((entry for entry in entries if entry.calibration), key=lambda e: _by_mean(e, higher))
     return Leaderboard(benchmark=slug, metric=Metric(**record["metric"]), size=size,
-                       includeAnonymous=include_anonymous, data=ranked,
-                       harnessChecks=[entry for entry in entries if entry.calibration])
+                       includeAnonymous=include_anonymous, data=ranked, harnessChecks=checks)
+
+
+def _by_mean(entry: LeaderboardEntry, higher: bool) -> tuple[Any, ...]:
+    # Unscored pairs (no trial at all) go last whichever way the metric points.
+    return entry.mean is None, -(entry.mean or 0.0) if higher else (entry.mean or 0.0), entry.modelKey, entry.agent
+
+
+def _rank_by_task_set(entries: list[LeaderboardEntry], metric: stats.MetricRange,
+                      higher: bool) -> list[LeaderboardEntry]:
+    """Rank entries only against those measured on the same tasks, by their 95% intervals; task sets
+    with the most entries first."""
+    by_set: dict[str, list[LeaderboardEntry]] = {}
+    for entry in entries:
+        by_set.setdefault(entry.taskSet.id, []).append(entry)
+    for group in by_set.values():
+        intervals = [(e.ci95.low, e.ci95.high) if e.ci95 else (metric.low, metric.high) for e in group]
+        for entry, (best, worst) in zip(group, stats.significance_ranks(intervals, higher_is_better=higher),
+                                        strict=True):
+            entry.rank, entry.rankRange = best, RankRange(best=best, worst=worst)
+    groups = sorted(by_set.values(), key=lambda group: (-len(group), -group[0].taskSet.tasks, group[0].taskSet.id))
+    return [entry for group in groups for entry in sorted(group, key=lambda e: (e.rank, *_by_mean(e, higher)))]
 
 
 @dataclass(frozen=True)
@@ -238,3 +272,77 @@ async def reproduced(session: AsyncSession, model: str, *, include_anonymous: bo
         summary[item.status] += 1
     return ReproducedAnswer(model=model, modelKey=key, includeAnonymous=include_anonymous,
                             toleranceRule=TOLERANCE_RULE, summary=summary, data=items, gaps=gaps)
+
+
+def compare_conditions(slug: str, *models: str) -> list[ColumnElement[bool]]:
+    return [Pool.benchmark_slug == slug, Pool.model_key.in_({model_key(model) for model in models})]
+
+
+def _side(found: Sequence[pools.Measurement], model: str, agent: str | None, slug: str) -> list[pools.Measurement]:
+    """A model's measurements to compare: with the named agent, else with its agent of the most tasks
+    (calibration agents only when named), one per dataset revision."""
+    key = model_key(model)
+    mine = [m for m in found if m.model_key == key and (m.agent == agent if agent else not m.calibration)]
+    if not mine:
+        with_agent = f" with agent {agent!r}" if agent else ""
+        raise Problem(404, ErrorCode.NOT_FOUND, f"No run of model {model!r}{with_agent} on benchmark {slug!r}.")
+    head_agent = max(mine, key=_most_tasks).agent
+    return [m for m in mine if m.agent == head_agent]
+
+
+def _compared(measurement: pools.Measurement) -> ComparedMeasurement:
+    return ComparedMeasurement(model=measurement.model, modelKey=measurement.model_key, agent=measurement.agent,
+                               datasetRevision=measurement.dataset_revision or None,
+                               nTasks=measurement.estimate.n_tasks)
+
+
+async def compare(session: AsyncSession, slug: str, a: str, b: str, *, agent_a: str | None = None,
+                  agent_b: str | None = None, include_anonymous: bool = True) -> Comparison:
+    """``a`` against ``b`` on the tasks both ran, on the dataset revision where they share the most."""
+    benchmark = await get_benchmark(session, slug)
+    metric = pools.metric_range(benchmark.record)
+    found = await pools.measurements(session, compare_conditions(slug, a, b), include_anonymous=include_anonymous,
+                                     metrics={slug: metric})
+    side_a, side_b = _side(found, a, agent_a, slug), _side(found, b, agent_b, slug)
+    if side_a == side_b:
+        raise invalid("a and b name the same measurement: compare two models, or one model with two agents.")
+    tallies = dict(zip((id(m) for m in (*side_a, *side_b)),
+                       await pools.task_tallies(session, [*side_a, *side_b]), strict=True))
+    candidates = [(len(tallies[id(x)].trials.keys() & tallies[id(y)].trials.keys()), x, y)
+                  for x in side_a for y in side_b if x.dataset_revision == y.dataset_revision]
+    shared, x, y = max(candidates, key=lambda c: c[0], default=(0, side_a[0], side_b[0]))
+    result = stats.compare_paired(tallies[id(x)], tallies[id(y)], metric) if shared else None
+    if result is None:
+        raise invalid(f"{a!r} and {b!r} share {shared} task(s) on {slug!r} (on any one dataset revision): a paired "
+                      f"comparison needs at least {stats.MIN_TASKS_FOR_ERROR}.", code=ErrorCode.NO_SHARED_TASKS)
+    return _comparison(slug, x, y, result)
+
+
+def _comparison(slug: str, a: pools.Measurement, b: pools.Measurement, result: stats.PairedComparison) -> Comparison:
+    return Comparison(benchmark=slug, a=_compared(a), b=_compared(b), sharedTasks=result.shared_tasks,
+                      meanA=result.mean_a, meanB=result.mean_b, difference=result.difference, se=result.stderr,
+                      interval=Interval(low=result.interval[0], high=result.interval[1]), pValue=result.p_value,
+                      method=result.method.value)
+
+
+async def pairwise(session: AsyncSession, board: Leaderboard) -> list[Comparison]:
+    """Every pair among the first :data:`PAIRWISE_ENTRIES` entries of the board's leading task set (the
+    benchmark page's table): the same paired comparison as :func:`compare`."""
+    leading = [entry for entry in board.data if board.data and entry.taskSet.id == board.data[0].taskSet.id]
+    entries = leading[:PAIRWISE_ENTRIES]
+    if len(entries) < 2:
+        return []
+    slug, metric = board.benchmark, stats.MetricRange(board.metric.min, board.metric.max)
+    found = await pools.measurements(session, compare_conditions(slug, *(entry.modelKey for entry in entries)),
+                                     include_anonymous=board.includeAnonymous, metrics={slug: metric})
+    by_key = {(m.model_key, m.agent, m.dataset_revision): m for m in found}
+    # A retraction between the two reads may have emptied a pool: that entry is left out.
+    heads = [head for entry in entries
+             if (head := by_key.get((entry.modelKey, entry.agent, entry.taskSet.datasetRevision or ""))) is not None]
+    tallies = await pools.task_tallies(session, heads)
+    comparisons = []
+    for i, j in itertools.combinations(range(len(heads)), 2):
+        result = stats.compare_paired(tallies[i], tallies[j], metric)
+        if result is not None:
+            comparisons.append(_comparison(slug, heads[i], heads[j], result))
+    return comparisons

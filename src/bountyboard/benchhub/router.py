@@ -18,6 +18,7 @@ from bountyboard.accounts.scopes import Scope
 from bountyboard.benchhub import pools, registry, results, service
 from bountyboard.benchhub.schemas import (
     BenchmarkRecord,
+    Comparison,
     Leaderboard,
     RegistryIndex,
     ReproducedAnswer,
@@ -99,6 +100,24 @@ async def benchmark_leaderboard(slug: str, request: Request, session: SessionDep
                                 includeAnonymous: IncludeAnonymous = True) -> Response:
     return await _conditional(request, session, results.leaderboard_conditions(slug),
                               lambda: results.leaderboard(session, slug, include_anonymous=includeAnonymous))
+
+
+ModelName = Annotated[str, Query(min_length=1, max_length=300, description="A model, matched through the alias table",
+                                 examples=["acme/calc-1"])]
+AgentName = Annotated[str | None, Query(min_length=1, max_length=300,
+                                        description="Its agent; default: its agent with the most tasks")]
+
+
+@router.get("/v1/bench/benchmarks/{slug}/compare", summary="Two models' paired difference on the tasks both ran",
+            response_model=Comparison, responses={**problem_responses(404), **NOT_MODIFIED})
+async def compare_models(slug: str, request: Request, session: SessionDep, a: ModelName, b: ModelName,
+                         agentA: AgentName = None, agentB: AgentName = None,
+                         includeAnonymous: IncludeAnonymous = True) -> Response:
+    """``a`` minus ``b`` on their shared tasks: means, difference, task-clustered standard error, 95% interval
+    and p-value (exact McNemar for single-attempt pass/fail, paired t otherwise; docs/benchhub.md)."""
+    return await _conditional(request, session, results.compare_conditions(slug, a, b),
+                              lambda: results.compare(session, slug, a, b, agent_a=agentA, agent_b=agentB,
+                                                      include_anonymous=includeAnonymous))
 
 
 @router.put("/v1/admin/bench/benchmarks/{slug}", summary="Add or replace a benchmark record (admin)",

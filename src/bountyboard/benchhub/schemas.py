@@ -328,8 +328,10 @@ class Measurement(BaseModel):
     primaryMetric: str
     mean: float | None = Field(description="Harbor's mean of the primary metric over every pooled trial.")
     stderr: float | None = Field(description="Standard error, clustered by task.")
-    ci95: Interval | None = Field(description="Jeffreys 95% interval with the task-clustered effective size.")
-    ci90: Interval | None = Field(description="The 90% interval the equivalence test (TOST at 5%) uses.")
+    ci95: Interval | None = Field(description="Jeffreys 95% interval with the task-clustered effective size, widened "
+                                              "for an estimated spread; the whole range below 6 such tasks.")
+    ci90: Interval | None = Field(description="The 90% interval the equivalence test (TOST at 5%) uses (the whole "
+                                              "range below 5 tasks of estimated spread).")
     effectiveTasks: float | None = Field(description="Independent pass/fail observations worth as much.")
     metrics: dict[str, float] = Field(examples=[{"reward": 0.75}])
     coverage: Coverage
@@ -420,10 +422,27 @@ class ReproducedAnswer(BaseModel):
     gaps: list[Gap]
 
 
+class RankRange(BaseModel):
+    best: int = Field(description="1 + the entries of the same task set surely better (the rank).")
+    worst: int = Field(description="The entries of the same task set, less those surely worse.")
+
+
+class TaskSet(BaseModel):
+    id: str = Field(description="Names the dataset revision and the task ids measured: entries are ranked only "
+                                "against entries with the same id.", examples=["ts_3f9a0c2b7d1e4a56"])
+    datasetRevision: str | None
+    tasks: int
+
+
 class LeaderboardEntry(Measurement):
     """A (model, agent) pair, headed by its dataset revision with the most tasks."""
 
-    rank: int | None = Field(description="Place among models; null for harness checks.")
+    rank: int | None = Field(description="1 + the number of entries of the same task set whose 95% interval lies "
+                                         "entirely on the better side of this one's: entries the data cannot order "
+                                         "share a rank. Null for harness checks.")
+    rankRange: RankRange | None = Field(description="The places this entry could take among its task set; null for "
+                                                    "harness checks.")
+    taskSet: TaskSet
     model: str
     modelKey: str
     datasetRevisions: list[str] = Field(description="Every dataset revision this pair was measured on (each a "
@@ -435,6 +454,34 @@ class Leaderboard(BaseModel):
     metric: Metric
     size: int | None = Field(description="Tasks in the benchmark, when known.")
     includeAnonymous: bool
-    data: list[LeaderboardEntry] = Field(description="Ranked (model, agent) pairs.")
+    data: list[LeaderboardEntry] = Field(description="(Model, agent) pairs by task set (the most entries first), "
+                                                     "then by rank.")
     harnessChecks: list[LeaderboardEntry] = Field(description="Runs of reference agents (`oracle`, `nop`): they "
                                                              "check the harness, never take a place.")
+
+
+class ComparedMeasurement(BaseModel):
+    model: str
+    modelKey: str
+    agent: str
+    datasetRevision: str | None
+    nTasks: int = Field(description="Tasks this measurement ran (the comparison uses those both ran).")
+
+
+class Comparison(BaseModel):
+    """``a`` minus ``b`` on the tasks both ran, each task weighing once (the mean of its attempts)."""
+
+    benchmark: str
+    a: ComparedMeasurement
+    b: ComparedMeasurement
+    sharedTasks: int
+    meanA: float
+    meanB: float
+    difference: float = Field(description="meanA - meanB")
+    se: float = Field(description="Standard error of the difference, clustered by task: the spread of the per-task "
+                                  "differences.")
+    interval: Interval = Field(description="95% interval of the difference (docs/benchhub.md, paired comparison).")
+    pValue: float = Field(description="Two-sided p-value of no difference.")
+    method: Literal["exact_mcnemar", "paired_t"] = Field(
+        description="exact_mcnemar when both are one pass/fail attempt per shared task (the test's exact interval); "
+                    "paired_t otherwise (n - 1 degrees of freedom, never stronger than a sign-flip test).")

@@ -15,13 +15,20 @@ score's variance is the cluster-robust variance of a ratio mean, turned into an 
 size, and the interval is Jeffreys' (Beta quantiles) on the metric's range rescaled to [0, 1], so it
 never leaves the range and behaves at 0 and 1. A claim is ``reproduced`` when a two one-sided test
 (TOST) at 5% puts the score within ``claim ± tolerance`` (the 90% interval lies inside that band),
-``discrepant`` when the 95% interval lies outside the band, ``inconclusive`` otherwise.
+``discrepant`` when the 95% interval lies outside the band, ``inconclusive`` otherwise. A variance
+estimated from the tasks' spread (any score but one pass/fail attempt per task) widens the interval
+for its ``n - 1`` degrees of freedom and decides nothing from fewer tasks than a sign-flip test needs.
+
+Two measurements are compared on their shared tasks (exact McNemar for single-attempt pass/fail,
+paired t otherwise), and leaderboard ranks count only the entries surely better (LMArena's rule).
 
 docs/benchhub.md has worked examples.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -29,7 +36,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from scipy.special import betaincinv
+from scipy.special import bdtr, betaincinv, ndtri, stdtr, stdtrit
 
 # Harbor's result.json may carry integer rewards; both count as numbers.
 Rewards = Mapping[str, float]
@@ -238,6 +245,9 @@ class Moments:
 EQUIVALENCE_CONFIDENCE = 0.90  # TOST at 5%: both one-sided tests at 5% <=> the 90% interval
 DIFFERENCE_CONFIDENCE = 0.95  # the band is excluded at 5%, whichever side the data fall on
 MAX_EXTRA_TASKS = 1_000_000
+# A spread near the smallest float makes p(1-p)/var astronomically large, and the Beta quantiles of such
+# sizes come back NaN. No measurement comes near this many observations; the interval is a point anyway.
+MAX_EFFECTIVE_SIZE = 2.0**53
 
 
 @dataclass(frozen=True)
@@ -250,6 +260,21 @@ class MetricRange:
 
     def from_unit(self, value: float) -> float:
         return self.low + value * (self.high - self.low)
+
+
+def distribution_free_minimum(confidence: float) -> int:
+    """The fewest tasks from which any test can reach ``confidence`` without assuming a shape for
+    the task scores: a sign-flip test of n tasks gives at least ``2^-n`` on one side, so n must reach
+    ``log2(2 / (1 - confidence))`` (5 tasks at 90%, 6 at 95%)."""
+    return math.ceil(math.log2(2 / (1 - confidence)))
+
+
+def small_sample_size(size: float, tasks: float, confidence: float) -> float:
+    """Korn and Graubard's degrees-of-freedom adjustment of an effective size: ``size · (z / t)²`` with
+    the two-sided quantiles at ``confidence`` of the normal and of Student's t with ``tasks - 1``
+    degrees of freedom, so for large sizes the interval is ``mean ± t·se`` rather than ``± z·se``."""
+    upper = 1 - (1 - confidence) / 2
+    return size * (float(ndtri(upper)) / float(stdtrit(tasks - 1, upper))) ** 2
 
 
 @dataclass(frozen=True)
@@ -277,6 +302,12 @@ class Estimate:
     def stderr(self) -> float | None:
         return math.sqrt(self.variance) if self.variance is not None else None
 
+    @property
+    def variance_is_estimated(self) -> bool:
+        """False for pass/fail rewards with one attempt per task: their variance is the binomial one
+        the mean implies. Any other score's variance is estimated from the spread of its tasks."""
+        return not (self.binary and self.n_trials == self.n_tasks)
+
     def effective_size(self, scale: float = 1.0) -> float | None:
         """Independent binary observations carrying the same information as these tasks.
 
@@ -291,16 +322,26 @@ class Estimate:
         unit_variance = variance / (self.metric.high - self.metric.low) ** 2 if variance is not None else 0.0
         if unit_variance <= 0 or p in (0.0, 1.0):
             return self.n_tasks * scale
-        size = p * (1 - p) / unit_variance
+        size = min(p * (1 - p) / unit_variance, MAX_EFFECTIVE_SIZE)
         if self.binary:
             size = min(size, self.n_trials)
         return size * scale
 
     def interval(self, confidence: float, scale: float = 1.0) -> tuple[float, float] | None:
-        """Jeffreys' interval at ``confidence`` on the metric's range; None without a score."""
+        """Jeffreys' interval at ``confidence`` on the metric's range; None without a score.
+
+        With an estimated variance (:attr:`variance_is_estimated`) the interval is widened for the
+        ``tasks - 1`` degrees of freedom of that estimate (:func:`small_sample_size`), and is the whole
+        range below :func:`distribution_free_minimum` tasks: so few tasks justify no such confidence.
+        """
         size = self.effective_size(scale)
         if size is None or self.mean is None:
             return None
+        if self.variance_is_estimated:
+            tasks = self.n_tasks * scale
+            if tasks < distribution_free_minimum(confidence):
+                return self.metric.low, self.metric.high
+            size = small_sample_size(size, tasks, confidence)
         p = self.metric.to_unit(self.mean)
         successes, tail = p * size, (1 - confidence) / 2
         low = 0.0 if p == 0.0 else float(betaincinv(successes + 0.5, size - successes + 0.5, tail))
@@ -417,6 +458,10 @@ def verdict(*, has_runs: bool, measured: Estimate | None, claim: float | None, t
         reason = f"The 90% interval lies inside claim ± tolerance {shown} (equivalence at 5%)."
     elif status is Status.DISCREPANT:
         reason = f"The 95% interval excludes claim ± tolerance {shown}."
+    elif measured.variance_is_estimated and measured.n_tasks < distribution_free_minimum(DIFFERENCE_CONFIDENCE):
+        reason = (f"Too few tasks to decide: {measured.n_tasks} tasks whose spread is estimated (rewards that are "
+                  "not one pass/fail attempt per task) cannot show agreement or disagreement at 5%, whatever "
+                  "their scores.")
     else:
         reason = (f"Too uncertain to decide: the 90% interval is not inside {shown} and the 95% interval "
                   "overlaps it.")
@@ -424,6 +469,135 @@ def verdict(*, has_runs: bool, measured: Estimate | None, claim: float | None, t
                    difference_interval=difference,
                    extra_tasks=extra_tasks_to_decide(measured, claim, tolerance)
                    if status is Status.INCONCLUSIVE else None)
+
+
+# Comparisons of two measurements on their shared tasks, and ranks ------------------------------------
+
+
+class PairedMethod(StrEnum):
+    EXACT_MCNEMAR = "exact_mcnemar"
+    PAIRED_T = "paired_t"
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """A - B on the tasks both measured, each task weighing once (the mean of its attempts)."""
+
+    shared_tasks: int
+    mean_a: float
+    mean_b: float
+    difference: float
+    stderr: float
+    interval: tuple[float, float]
+    p_value: float
+    method: PairedMethod
+
+
+def _task_means(tally: TaskTally, tasks: Sequence[str]) -> list[float]:
+    return [tally.sums[task] / tally.trials[task] for task in tasks]
+
+
+def _single_pass_fail(tally: TaskTally, tasks: Sequence[str], metric: MetricRange) -> bool:
+    return all(tally.trials[task] == 1 and tally.sums[task] in (metric.low, metric.high) for task in tasks)
+
+
+def compare_paired(a: TaskTally, b: TaskTally, metric: MetricRange = MetricRange()) -> PairedComparison | None:
+    """The paired difference of two measurements on the tasks both ran; None below two shared tasks.
+
+    The standard error is the spread of the per-task differences (tasks are the independent units),
+    ``sqrt(Σ(d - d̄)² / (n(n - 1)))``. Both single-attempt pass/fail: the exact McNemar test and the
+    interval that inverts it (:func:`_mcnemar_interval`); otherwise the paired t test with ``n - 1``
+    degrees of freedom (:func:`_paired_t`). docs/benchhub.md, "Paired comparison", has worked cases.
+    """
+    shared = sorted(a.trials.keys() & b.trials.keys())
+    n = len(shared)
+    if n < MIN_TASKS_FOR_ERROR:
+        return None
+    means_a, means_b = _task_means(a, shared), _task_means(b, shared)
+    differences = [x - y for x, y in zip(means_a, means_b, strict=True)]
+    mean_a, mean_b = math.fsum(means_a) / n, math.fsum(means_b) / n
+    difference = math.fsum(differences) / n
+    stderr = math.sqrt(math.fsum((d - difference) ** 2 for d in differences) / (n * (n - 1)))
+    width = metric.high - metric.low
+    if _single_pass_fail(a, shared, metric) and _single_pass_fail(b, shared, metric):
+        passed_a = [value == metric.high for value in means_a]
+        passed_b = [value == metric.high for value in means_b]
+        only_a = sum(x and not y for x, y in zip(passed_a, passed_b, strict=True))
+        only_b = sum(y and not x for x, y in zip(passed_a, passed_b, strict=True))
+        low, high = _mcnemar_interval(only_a, only_b, n)
+        return PairedComparison(n, mean_a, mean_b, difference, stderr, (low * width, high * width),
+                                exact_mcnemar(only_a, only_b), PairedMethod.EXACT_MCNEMAR)
+    interval, p_value = _paired_t(difference, stderr, n, width)
+    return PairedComparison(n, mean_a, mean_b, difference, stderr, interval, p_value, PairedMethod.PAIRED_T)
+
+
+def exact_mcnemar(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value: twice the smaller tail of Binomial(discordant, ½), at most 1."""
+    discordant = only_a + only_b
+    if discordant == 0:
+        return 1.0
+    return min(1.0, 2 * float(bdtr(min(only_a, only_b), discordant, 0.5)))
+
+
+def _clopper_pearson(successes: int, n: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of a binomial proportion at the difference confidence."""
+    tail = (1 - DIFFERENCE_CONFIDENCE) / 2
+    low = 0.0 if successes == 0 else float(betaincinv(successes, n - successes + 1, tail))
+    high = 1.0 if successes == n else float(betaincinv(successes + 1, n - successes, 1 - tail))
+    return low, high
+
+
+def _mcnemar_interval(only_a: int, only_b: int, n: int) -> tuple[float, float]:
+    """The difference of paired pass rates is ``q (2π - 1)``: ``q`` the share of discordant tasks, ``π``
+    the share of those A won. ``π``'s exact interval is the exact McNemar test inverted, so the interval
+    excludes 0 exactly when that test's p is below 5%; ``q``'s exact interval sets the scale on the
+    side that widens, so few discordant tasks (or none: no ``π`` at all) still leave an honest width."""
+    discordant = only_a + only_b
+    share_low, share_high = _clopper_pearson(discordant, n)
+    won_low, won_high = _clopper_pearson(only_a, discordant) if discordant else (0.0, 1.0)
+    low = (share_low if won_low > 0.5 else share_high) * (2 * won_low - 1)
+    high = (share_high if won_high > 0.5 else share_low) * (2 * won_high - 1)
+    return low, high
+
+
+def _paired_t(difference: float, stderr: float, n: int, width: float) -> tuple[tuple[float, float], float]:
+    """The paired t test's 95% interval and two-sided p-value, never stronger than a sign-flip test.
+
+    With fewer tasks than :func:`distribution_free_minimum` the interval is the whole range of a
+    difference; the p-value is at least ``2^(1-n)``, the smallest a sign-flip test of ``n`` tasks can
+    give, so a normal approximation of the differences never decides what the tasks cannot. A spread
+    of zero is a t of 0 (no difference: p = 1) or an unbounded one (p = that floor).
+    """
+    df = n - 1
+    # A spread of zero: no difference at all, or one every task agrees on.
+    no_spread = 1.0 if difference == 0 else 0.0
+    t_p = 2 * float(stdtr(df, -abs(difference) / stderr)) if stderr > 0 else no_spread
+    p_value = min(1.0, max(t_p, 2.0 ** (1 - n)))
+    if n < distribution_free_minimum(DIFFERENCE_CONFIDENCE):
+        return (-width, width), p_value
+    half = float(stdtrit(df, 1 - (1 - DIFFERENCE_CONFIDENCE) / 2)) * stderr
+    return (max(difference - half, -width), min(difference + half, width)), p_value
+
+
+def significance_ranks(intervals: Sequence[tuple[float, float]], *, higher_is_better: bool) -> list[tuple[int, int]]:
+    """Each entry's (rank, worst rank) among entries measured alike, from their 95% intervals.
+
+    The rank is 1 + the number of entries surely better (LMArena's rule: their lower bound above this
+    entry's upper bound, mirrored when lower is better), so entries the data cannot order share a
+    rank; the worst rank is the count of entries less the number surely worse.
+    """
+    def better(one: tuple[float, float], other: tuple[float, float]) -> bool:
+        return one[0] > other[1] if higher_is_better else one[1] < other[0]
+
+    return [(1 + sum(better(other, mine) for other in intervals),
+             len(intervals) - sum(better(mine, other) for other in intervals))
+            for mine in intervals]
+
+
+def task_set_id(dataset_revision: str, task_ids: Iterable[str]) -> str:
+    """Names the tasks a measurement ran (its dataset revision and task ids), whatever their order."""
+    text = json.dumps([dataset_revision, sorted(task_ids)], separators=(",", ":"))
+    return "ts_" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 # One run, counted ---------------------------------------------------------------------------------

@@ -62,5 +62,6 @@ async def benchmark_page(request: Request, slug: str, visitor: CurrentVisitor, s
     claimed.update({claim.model: claim.info.value for key, claim in claims.items() if key not in measured_keys})
     chart = score_chart([(label, entry.mean, (entry.ci95.low, entry.ci95.high) if entry.ci95 else None)
                          for label, entry in rows], claimed, board.metric.min, board.metric.max)
+    pairs = await results.pairwise(session, board)
     return render(request, visitor, "benchmark.html", section="benchhub", record=record, board=board, chart=chart,
-                  claims=[claims[key] for key in sorted(claims)], anonymous=anonymous)
+                  claims=[claims[key] for key in sorted(claims)], pairs=pairs, anonymous=anonymous)
