@@ -130,6 +130,9 @@ class ErrorCode(StrEnum):
     SERVICE_UNREACHABLE = "service_unreachable", 503, "The MCP server cannot reach the service."
     FILE_PATHS_NEED_STDIO = "file_paths_need_stdio", 422, "Local file paths are read only by the stdio MCP server."
     FILE_NOT_FOUND = "file_not_found", 422, "A local file named to an MCP tool does not exist."
+    FILE_PATH_NOT_ALLOWED = "file_path_not_allowed", 422, (
+        "A local file named to an MCP tool is outside `bountyboard mcp --files-root` (or no root was named), "
+        "or inside the CLI's configuration or state directory.")
 
     # The service itself
     INTERNAL_ERROR = "internal_error", 500, "The server failed; quote the requestId when reporting it."
