@@ -49,6 +49,8 @@ class ErrorCode(StrEnum):
     SCOPE_NOT_ALLOWED = "scope_not_allowed", 403, "The scopes asked for are not allowed for this kind of key or role."
     SCOPE_ESCALATION = "scope_escalation", 403, "A key cannot grant scopes it does not hold itself."
     CSRF_FAILED = "csrf_failed", 403, "A site form expired or did not come from the site."
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed", 403, (
+        "`/mcp` refuses requests whose `Origin` is neither the service's nor in `BOUNTYBOARD_MCP_ALLOWED_ORIGINS`.")
 
     # Things that do not exist, or no longer
     NOT_FOUND = "not_found", 404, "No such resource for this caller, or no route matches."
