@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     trusted_proxies: str = ""
     # Strict-Transport-Security on answers served over HTTPS (or when base_url is https); 0 leaves it out.
     hsts_max_age_seconds: int = Field(default=365 * 86400, ge=0)
+    # Browser origins, besides base_url's, whose requests /mcp accepts (comma-separated scheme://host[:port]).
+    mcp_allowed_origins: str = ""
 
     @property
     def effective_site_url(self) -> str:

@@ -49,6 +49,8 @@ class ErrorCode(StrEnum):
     SCOPE_NOT_ALLOWED = "scope_not_allowed", 403, "The scopes asked for are not allowed for this kind of key or role."
     SCOPE_ESCALATION = "scope_escalation", 403, "A key cannot grant scopes it does not hold itself."
     CSRF_FAILED = "csrf_failed", 403, "A site form expired or did not come from the site."
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed", 403, (
+        "`/mcp` refuses requests whose `Origin` is neither the service's nor in `BOUNTYBOARD_MCP_ALLOWED_ORIGINS`.")
 
     # Things that do not exist, or no longer
     NOT_FOUND = "not_found", 404, "No such resource for this caller, or no route matches."
@@ -131,6 +133,9 @@ class ErrorCode(StrEnum):
     SERVICE_UNREACHABLE = "service_unreachable", 503, "The MCP server cannot reach the service."
     FILE_PATHS_NEED_STDIO = "file_paths_need_stdio", 422, "Local file paths are read only by the stdio MCP server."
     FILE_NOT_FOUND = "file_not_found", 422, "A local file named to an MCP tool does not exist."
+    FILE_PATH_NOT_ALLOWED = "file_path_not_allowed", 422, (
+        "A local file named to an MCP tool is outside `bountyboard mcp --files-root` (or no root was named), "
+        "or inside the CLI's configuration or state directory.")
 
     # The service itself
     INTERNAL_ERROR = "internal_error", 500, "The server failed; quote the requestId when reporting it."

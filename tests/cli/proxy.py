@@ -15,11 +15,13 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"
 
 
 class SwallowingProxy:
-    """Forwards everything to ``upstream``; holds the answer of the first POST whose path matches."""
+    """Forwards everything to ``upstream``, noting each request in ``forwarded`` (method, path); holds the answer
+    of the first POST whose path matches ``hold_path`` (None: holds none)."""
 
-    def __init__(self, upstream: str, hold_path: str) -> None:
+    def __init__(self, upstream: str, hold_path: str | None = None) -> None:
         self.upstream = upstream
-        self.hold = re.compile(hold_path)
+        self.hold = re.compile(hold_path) if hold_path is not None else None
+        self.forwarded: list[tuple[str, str]] = []
         self.held = threading.Event()
         self.held_status: int | None = None
         self._release = threading.Event()
@@ -33,9 +35,11 @@ class SwallowingProxy:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
+                proxy.forwarded.append((self.command, self.path))
                 answer = httpx.request(self.command, proxy.upstream + self.path, headers=headers, content=body,
                                        timeout=30)
-                if self.command == "POST" and proxy.hold.search(self.path) and not proxy.held.is_set():
+                held = proxy.hold is not None and proxy.hold.search(self.path) is not None
+                if self.command == "POST" and held and not proxy.held.is_set():
                     proxy.held_status = answer.status_code
                     proxy.held.set()
                     proxy._release.wait(60)  # the client is killed meanwhile; nothing is sent back

@@ -44,6 +44,18 @@ def test_login_stores_the_key_privately_and_logout_forgets_it(loop_server: tuple
     assert run_cli("whoami", env=env).returncode == 2
 
 
+def test_an_argument_that_is_not_an_id_is_refused_before_any_request(
+        loop_server: tuple[LiveServer, Admin], market: Marketplace, tmp_path: Path) -> None:
+    live, _ = loop_server
+    task = _arena_task(market)
+    env = cli_env(live.base_url, market.publisher.key, tmp_path)
+    for args in (["claim", f"../../../v1/tasks/{task['id']}/cancel?"], ["status", "../../../v1/profile/api-keys?"]):
+        refused = run_cli(*args, "--json", env=env)
+        assert refused.returncode == 1, refused.stdout
+        assert refused.stdout == "" and "must be an id of the form" in refused.stderr
+    assert market.publisher.http.get(f"/v1/tasks/{task['id']}").json()["status"] == "published"
+
+
 def test_claim_status_submit_and_events(loop_server: tuple[LiveServer, Admin], market: Marketplace,
                                         tmp_path: Path) -> None:
     live, _ = loop_server

@@ -98,7 +98,7 @@ def test_mcp_submit_result_uploads_local_files_over_stdio_only(
             refused = problem(await remote.call_tool("submit_result", {
                 "claim_id": claim_id, "result_type": "image", "file_paths": [str(drawing)]}))
             assert refused["code"] == "file_paths_need_stdio"
-        async with stdio_client(files_server.base_url, bot.key) as local:
+        async with stdio_client(files_server.base_url, bot.key, "--files-root", str(tmp_path)) as local:
             missing = problem(await local.call_tool("submit_result", {
                 "claim_id": claim_id, "result_type": "image", "file_paths": [str(tmp_path / "nope.png")]}))
             assert missing["code"] == "file_not_found"

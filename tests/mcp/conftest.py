@@ -8,7 +8,9 @@ from tests.client.loop import Marketplace, loop_server_fixture
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
-loop_server = loop_server_fixture(scope="package")
+# Browser origins /mcp accepts besides the service's own (tests/mcp/test_endpoint.py).
+ALLOWED_ORIGINS = ("https://agents.example", "http://localhost:5173")
+loop_server = loop_server_fixture({"BOUNTYBOARD_MCP_ALLOWED_ORIGINS": ", ".join(ALLOWED_ORIGINS)}, scope="package")
 
 
 @pytest.fixture()

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import anyio
 import pytest
-from mcp import Client
 
 from bountyboard.mcp_server.tools import TOOLS
 from tests.cli.proxy import SwallowingProxy
 from tests.client.loop import Marketplace
-from tests.mcp.support import answer, http_client, problem, stdio_client
+from tests.mcp.support import TRANSPORTS, answer, problem, stdio_client
 from tests.support.api import Admin
 from tests.support.server import LiveServer
-
-TRANSPORTS: dict[str, Callable[[str, str], Client]] = {"http": http_client, "stdio": stdio_client}
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -20,7 +20,7 @@ import typer
 from rich.console import Console, RenderableType
 from rich.markup import escape
 
-from bountyboard.client import ApiError, Client, MissingScopeError
+from bountyboard.client import ApiError, Client, InvalidIdError, MissingScopeError
 from bountyboard.client.client import DEFAULT_BASE_URL
 from bountyboard.client.state import config_dir, write_private
 
@@ -76,6 +76,9 @@ def client_session(state_path: Path | None = None) -> Iterator[Client]:
     except MissingScopeError as error:
         err_console.print(f"[red]refusing:[/red] {escape(str(error))}")
         raise typer.Exit(EXIT_MISSING_SCOPE) from error
+    except InvalidIdError as error:
+        err_console.print(f"[red]error:[/red] {escape(str(error))}")
+        raise typer.Exit(EXIT_API_ERROR) from error
     except ApiError as error:
         err_console.print(f"[red]error:[/red] {error.status} {escape(error.code)}: {escape(error.detail)}")
         for field_error in error.problem.get("errors") or []:

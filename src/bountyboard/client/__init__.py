@@ -12,9 +12,9 @@
 from bountyboard.client.aio import AsyncClient
 from bountyboard.client.client import Client
 from bountyboard.client.exceptions import BountyboardError
-from bountyboard.client.operations import MissingScopeError, attachment_of
+from bountyboard.client.operations import InvalidIdError, MissingScopeError, attachment_of
 from bountyboard.client.transport import ApiError, AsyncTransport, Transport
 from bountyboard.client.worker import Worker, WorkerOptions
 
-__all__ = ["ApiError", "AsyncClient", "AsyncTransport", "BountyboardError", "Client", "MissingScopeError",
-           "Transport", "Worker", "WorkerOptions", "attachment_of"]
+__all__ = ["ApiError", "AsyncClient", "AsyncTransport", "BountyboardError", "Client", "InvalidIdError",
+           "MissingScopeError", "Transport", "Worker", "WorkerOptions", "attachment_of"]

@@ -4,7 +4,8 @@ Catch :class:`BountyboardError` to handle any of them; the subclasses live besid
 raises them and say what went wrong:
 
 - ``bountyboard.client``: ``ApiError`` (a problem+json answer), ``MissingScopeError`` (the key
-  lacks a needed scope), ``CommandFailed`` (the worker's command failed);
+  lacks a needed scope), ``InvalidIdError`` (an argument is not an id of the resource it names;
+  nothing was sent), ``CommandFailed`` (the worker's command failed);
 - ``bountyboard.runner``: ``RegistryError``, ``PullError``, ``JobError``, ``AgentError``,
   ``PushError`` and its ``QuotaExceeded``.
 """

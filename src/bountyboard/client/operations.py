@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from urllib.parse import quote
 
 from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
@@ -31,6 +32,7 @@ from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.state import StateFile
 from bountyboard.client.transport import ApiError
 from bountyboard.files.content_types import artifact_type_for, guess_mime_type
+from bountyboard.ids import Prefix, is_id
 from bountyboard.pagination import PAGE_SIZE_MAX
 
 T = TypeVar("T")
@@ -112,6 +114,32 @@ class MissingScopeError(BountyboardError):
                          f"{', '.join(self.missing)} needed for {action}; refusing to continue.")
 
 
+class InvalidIdError(BountyboardError, ValueError):
+    """An argument naming a resource is not an id of that resource's kind: refused before any request."""
+
+    def __init__(self, parameter: str, prefix: str, value: object) -> None:
+        self.parameter = parameter
+        super().__init__(f"{parameter} must be an id of the form {prefix}_ followed by 26 lower-case letters and "
+                         f"digits; got {value!r}.")
+
+
+# The kind of id (bountyboard.ids) that each path parameter of the operations names.
+_PATH_IDS: dict[str, Prefix] = {"task_id": "task", "claim_id": "clm", "file_key": "upl", "key_id": "key",
+                               "webhook_id": "whk"}
+
+
+def resource_path(template: str, **ids: Any) -> str:
+    """``template`` (``/v1/agent/claims/{claim_id}/status``) with each parameter filled by the id of that name.
+
+    Every path that names a resource is built here. Each id must have its kind's form, and is percent-encoded
+    as well, so no argument can leave its path segment (``../``, ``?``, ``#``) to reach another operation
+    with the caller's key."""
+    for name, value in ids.items():
+        if not is_id(_PATH_IDS[name], value):
+            raise InvalidIdError(name, _PATH_IDS[name], value)
+    return template.format_map({name: quote(value, safe="") for name, value in ids.items()})
+
+
 def fingerprint(body: Any) -> str:
     """A digest of a JSON body that does not depend on key order."""
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -150,7 +178,7 @@ class Endpoint(Generic[T]):
     else:
         def __call__(self, ops: Operations, *args: str, **kwargs: str) -> Op[T]:
             resource_id = self.__signature__.bind(ops, *args, **kwargs).arguments[self.parameter]
-            call = Call(self.method, self.path.format_map({self.parameter: resource_id}))
+            call = Call(self.method, resource_path(self.path, **{self.parameter: resource_id}))
             return ops._call(self.scope, self.action, call)
 
 
@@ -220,13 +248,13 @@ class Operations:
     def claim(self, task_id: str) -> Op[t.ClaimCreated]:
         """Claim a task. The claim's idempotency key and then its id are persisted: after a crash, calling
         again replays the claim."""
+        path = resource_path("/v1/agent/tasks/{task_id}/claim", task_id=task_id)
         yield from self._need(Scope.TASKS_CLAIM, "claiming a task")
         pending: dict[str, str] = dict(self.state.get("pendingClaims", {}))
         key = pending.setdefault(task_id, str(uuid.uuid4()))
         self.state.update(pendingClaims=pending)
         try:
-            created = cast(t.ClaimCreated, (yield Call("POST", f"/v1/agent/tasks/{task_id}/claim",
-                                                       idempotency_key=key)))
+            created = cast(t.ClaimCreated, (yield Call("POST", path, idempotency_key=key)))
         except ApiError:
             # The service keeps a refusal under this key; a later attempt must not replay it.
             pending.pop(task_id, None)
@@ -261,8 +289,9 @@ class Operations:
                                         "POST", "/v1/agent/claims/{claim_id}/heartbeat")
 
     def release(self, claim_id: str) -> Op[t.ClaimStatus]:
+        path = resource_path("/v1/agent/claims/{claim_id}/release", claim_id=claim_id)
         yield from self._need(Scope.TASKS_CLAIM, "releasing a claim")
-        released = cast(t.ClaimStatus, (yield Call("POST", f"/v1/agent/claims/{claim_id}/release")))
+        released = cast(t.ClaimStatus, (yield Call("POST", path)))
         self.forget_claim(claim_id)
         return released
 
@@ -272,9 +301,10 @@ class Operations:
         """Submit a claim's artifact exactly once. Without ``idempotency_key``, one is persisted with the
         body before sending, so the same call after a timeout or a crash replays the first receipt; with
         one, the caller owns the retry."""
+        path = resource_path("/v1/agent/claims/{claim_id}/submit", claim_id=claim_id)
         yield from self._need(Scope.CLAIMS_SUBMIT, "submitting a result")
         body = submission_body(result_type, content, attachments)
-        call = Call("POST", f"/v1/agent/claims/{claim_id}/submit", body=body, idempotency_key=idempotency_key)
+        call = Call("POST", path, body=body, idempotency_key=idempotency_key)
         if idempotency_key is not None:
             return cast(t.SubmissionReceipt, (yield call))
         digest = fingerprint(body)
@@ -301,6 +331,7 @@ class Operations:
         """Upload a file for a claim: open an upload slot, PUT the file's bytes where it says, and have the
         service check them. The media type is read from the bytes when not given; ``attachment_of`` turns
         the result into a submission attachment. ``on_progress`` is called with each chunk's size as it leaves."""
+        uploads = resource_path("/v1/agent/claims/{claim_id}/uploads", claim_id=claim_id)
         yield from self._need(Scope.CLAIMS_SUBMIT, "uploading a file")
         path = Path(path)
         size, digest = path.stat().st_size, hashlib.sha256()
@@ -309,14 +340,17 @@ class Operations:
                 digest.update(chunk)
         body = {"fileName": file_name or path.name, "mimeType": mime_type or guess_mime_type(path),
                 "sizeBytes": size, "sha256": digest.hexdigest()}
-        slot = yield Call("POST", f"/v1/agent/claims/{claim_id}/uploads", body=body)
+        slot = yield Call("POST", uploads, body=body)
         yield PutFile(slot["uploadUrl"], slot["headers"], path, size, on_progress)
-        return cast(t.Upload, (yield Call("POST", f"/v1/agent/claims/{claim_id}/uploads/{slot['fileKey']}/complete")))
+        complete = resource_path("/v1/agent/claims/{claim_id}/uploads/{file_key}/complete", claim_id=claim_id,
+                                 file_key=slot["fileKey"])
+        return cast(t.Upload, (yield Call("POST", complete)))
 
     def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> Op[dict[str, Any]]:
+        path = resource_path("/v1/agent/claims/{claim_id}/appeal", claim_id=claim_id)
         yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")
         body = {"reason": reason, "evidenceUrls": evidence_urls or []}
-        return cast(dict[str, Any], (yield Call("POST", f"/v1/agent/claims/{claim_id}/appeal", body=body)))
+        return cast(dict[str, Any], (yield Call("POST", path, body=body)))
 
     # Publishing and review -----------------------------------------------------------------------
 
@@ -328,7 +362,7 @@ class Operations:
         body = {"module": module, "title": title, "description": description, "bountyAmount": bounty,
                 **(fields or {})}
         draft = yield Call("POST", "/v1/tasks", body=body)
-        return cast(t.Task, (yield Call("POST", f"/v1/tasks/{draft['id']}/publish")))
+        return cast(t.Task, (yield Call("POST", resource_path("/v1/tasks/{task_id}/publish", task_id=draft["id"]))))
 
     def review_queue(self, *, module: str | None = None, page: int | None = None) -> Op[dict[str, Any]]:
         return self._call(Scope.CLAIMS_REVIEW, "reading the review queue",
@@ -336,13 +370,14 @@ class Operations:
 
     def review(self, claim_id: str, decision: str, comment: str = "", *, score: float | None = None,
                deliverables: list[bool] | None = None) -> Op[dict[str, Any]]:
+        path = resource_path("/v1/review/claims/{claim_id}", claim_id=claim_id)
         yield from self._need(Scope.CLAIMS_REVIEW, "reviewing a submission")
         body: dict[str, Any] = {"decision": decision, "comment": comment}
         if score is not None:
             body["score"] = score
         if deliverables is not None:
             body["deliverables"] = deliverables
-        return cast(dict[str, Any], (yield Call("POST", f"/v1/review/claims/{claim_id}", body=body)))
+        return cast(dict[str, Any], (yield Call("POST", path, body=body)))
 
     def balance(self) -> Op[dict[str, Any]]:
         return self._call(Scope.PROFILE_READ, "reading the balance", Call("GET", "/v1/profile/balance"))
@@ -437,6 +472,6 @@ class Operations:
                                      "POST", "/v1/agent/webhooks/{webhook_id}/test")
 
     def webhook_deliveries(self, webhook_id: str) -> Op[list[dict[str, Any]]]:
+        path = resource_path("/v1/agent/webhooks/{webhook_id}/deliveries", webhook_id=webhook_id)
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhook deliveries")
-        return cast(list[dict[str, Any]],
-                    (yield Call("GET", f"/v1/agent/webhooks/{webhook_id}/deliveries"))["data"])
+        return cast(list[dict[str, Any]], (yield Call("GET", path))["data"])

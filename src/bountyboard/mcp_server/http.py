@@ -4,6 +4,12 @@ Every request must carry a valid bearer key (checked here, before the MCP sessio
 tool call then runs the REST operation in-process with that same key, through the whole
 middleware stack, so scopes, idempotency, rate limits and errors are the REST API's own.
 Stateless (no session kept between requests), so any replica can answer any request.
+
+Only POST is served: the server never sends messages of its own, so the GET stream of the transport
+would stay open and silent, and without sessions there is nothing for DELETE to end; both are answered
+405 (which the transport allows), so no request holds a connection past its answer. A request from a
+browser page (one with an ``Origin`` header) is refused unless it comes from the service's own origin
+or one allowed by ``BOUNTYBOARD_MCP_ALLOWED_ORIGINS``, as the transport requires of servers.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from urllib.parse import urlsplit
 
 import httpx
 from fastapi import FastAPI
@@ -24,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 from bountyboard.accounts.auth import authenticate_header
 from bountyboard.client import AsyncClient
 from bountyboard.client.state import StateFile
-from bountyboard.config import get_settings
+from bountyboard.config import Settings, get_settings
 from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, Problem, send_problem
 from bountyboard.mcp_server.server import build_server
@@ -32,6 +39,28 @@ from bountyboard.mcp_server.server import build_server
 MCP_PATH = "/mcp"
 # Headers of the MCP request that the in-process REST call carries on.
 _FORWARDED = ("authorization", "x-forwarded-for", "x-request-id")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> str | None:
+    """The origin of a URL as browsers send it in ``Origin`` (``scheme://host[:port]``, lower case, the scheme's
+    default port left out); None when it has none (``null``, garbage)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), parts.hostname
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    shown_host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown_host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
+
+
+def allowed_origins(settings: Settings) -> frozenset[str]:
+    """The service's own origin (its base URL's) and those the setting adds."""
+    listed = [settings.effective_base_url, *settings.mcp_allowed_origins.split(",")]
+    return frozenset(origin for url in listed if url.strip() and (origin := origin_of(url)) is not None)
 
 
 @asynccontextmanager
@@ -50,14 +79,23 @@ async def _in_process(app: FastAPI, ctx: Context | None) -> AsyncIterator[AsyncC
         yield client
 
 
-class _Authenticated:
-    """The session manager behind a bearer-key check (401 problem+json, as on every REST operation)."""
+class _Guarded:
+    """The session manager behind an Origin check (403) and a bearer-key check (401 problem+json, as on every
+    REST operation)."""
 
-    def __init__(self, sessions: StreamableHTTPSessionManager) -> None:
+    def __init__(self, sessions: StreamableHTTPSessionManager, origins: frozenset[str]) -> None:
         self.sessions = sessions
+        self.origins = origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        authorization = Request(scope).headers.get("authorization")
+        headers = Request(scope).headers
+        # Browsers send Origin with every POST; a request without one is not a web page's (MCP clients, scripts).
+        origin = headers.get("origin")
+        if origin is not None and origin_of(origin) not in self.origins:
+            await send_problem(send, scope, 403, ErrorCode.ORIGIN_NOT_ALLOWED,
+                               f"Requests from the origin {origin[:200]!r} are not allowed on the MCP endpoint.")
+            return
+        authorization = headers.get("authorization")
         if not authorization:
             await send_problem(send, scope, 401, ErrorCode.UNAUTHENTICATED,
                                "The MCP endpoint needs an API key: send Authorization: Bearer svc-...",
@@ -75,13 +113,13 @@ class _Authenticated:
 def install(app: FastAPI) -> None:
     """Route ``/mcp`` to the MCP server; :func:`running` must wrap the application's lifespan."""
     server = build_server(partial(_in_process, app))
-    # DNS-rebinding protection guards servers that trust the browser's origin; this one trusts only
-    # the bearer key, which a rebound page cannot send.
+    # The SDK's own Host and Origin checks answer plain text and would refuse the service's names behind a
+    # proxy; _Guarded checks Origin instead, answering problem+json.
     server.streamable_http_app(stateless_http=True, json_response=True,
                                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     app.state.mcp_sessions = server.session_manager
-    app.router.routes.append(Route(MCP_PATH, endpoint=_Authenticated(server.session_manager),
-                                   methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    guarded = _Guarded(server.session_manager, allowed_origins(get_settings()))
+    app.router.routes.append(Route(MCP_PATH, endpoint=guarded, methods=["POST"], include_in_schema=False))
 
 
 @asynccontextmanager

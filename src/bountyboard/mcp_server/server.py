@@ -14,6 +14,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import ToolAnnotations
 
 from bountyboard import __version__
+from bountyboard.mcp_server.files import LocalFiles
 from bountyboard.mcp_server.tools import TOOLS, Connect, ToolSpec, rest_route
 
 SKILL_URI = "bountyboard://skill.md"
@@ -64,14 +65,14 @@ def loop_prompt(module: str | None = None) -> str:
 class BountyboardMCP(MCPServer):
     """The MCP server; ``connect`` is read by the tools (see :mod:`.tools`)."""
 
-    def __init__(self, connect: Connect, *, local_files: bool = False) -> None:
+    def __init__(self, connect: Connect, *, files: LocalFiles | None = None) -> None:
         # log_level only applies where nothing configured logging before (bountyboard mcp): warnings, not
         # a line per HTTP request on the client's stderr.
         super().__init__(name="bountyboard", title="bountyboard agent loop", instructions=INSTRUCTIONS,
                          version=__version__, tools=[tool_of(spec) for spec in TOOLS], log_level="WARNING")
         self.connect = connect
-        # Whether submit_result may read files by path: only where the server runs beside its caller (stdio).
-        self.local_files = local_files
+        # The files submit_result may read by name: only where the server runs beside its caller (stdio).
+        self.files = files
         self.resource(SKILL_URI, name="skill", mime_type="text/markdown",
                       description="The agent execution policy (skill.md)")(self._skill)
         self.resource(MANIFEST_URI, name="agent-manifest", mime_type="application/json",
@@ -90,5 +91,5 @@ class BountyboardMCP(MCPServer):
         return await self._public_text("/v1/meta/agent-manifest")
 
 
-def build_server(connect: Connect, *, local_files: bool = False) -> BountyboardMCP:
-    return BountyboardMCP(connect, local_files=local_files)
+def build_server(connect: Connect, *, files: LocalFiles | None = None) -> BountyboardMCP:
+    return BountyboardMCP(connect, files=files)

@@ -16,7 +16,6 @@ import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, Protocol, cast
 
 import anyio
@@ -26,12 +25,13 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
-from bountyboard.client import ApiError, AsyncClient, attachment_of
+from bountyboard.client import ApiError, AsyncClient, InvalidIdError, attachment_of
 from bountyboard.client.operations import fingerprint, submission_body
 from bountyboard.errors import ErrorCode
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import ArtifactType, Module
 from bountyboard.market.schemas import Attachment
+from bountyboard.mcp_server.files import FileRefused, LocalFiles
 
 # Opens a client of the REST API acting for the caller of one request (None: an anonymous caller).
 Connect = Callable[[Context | None], AbstractAsyncContextManager[AsyncClient]]
@@ -39,15 +39,21 @@ Connect = Callable[[Context | None], AbstractAsyncContextManager[AsyncClient]]
 
 class ConnectingServer(Protocol):
     connect: Connect
-    local_files: bool
+    # The local files submit_result may read by name; None where the server does not run beside its caller.
+    files: LocalFiles | None
 
 
-TaskId = Annotated[str, Field(description="A task id (task_...)")]
+TaskId = Annotated[str, Field(description="A task id (task_...), as list_tasks answered it")]
 ClaimId = Annotated[str, Field(description="A claim id (clm_...), as claim_task answered it")]
 
 
 def _text(value: Any) -> list[TextContent]:
     return [TextContent(type="text", text=json.dumps(value))]
+
+
+def _refused(status: int, code: ErrorCode, detail: str, **extra: Any) -> CallToolResult:
+    """A refusal the MCP server answers itself, shaped like the REST API's problems."""
+    return CallToolResult(content=_text({"status": status, "code": code, "detail": detail, **extra}), is_error=True)
 
 
 async def _call(ctx: Context, work: Callable[[AsyncClient], Awaitable[Any]]) -> CallToolResult:
@@ -58,10 +64,12 @@ async def _call(ctx: Context, work: Callable[[AsyncClient], Awaitable[Any]]) -> 
     except ApiError as error:
         # The text is the problem JSON alone (a raised ToolError would get a prefix).
         return CallToolResult(content=_text(error.problem), is_error=True)
+    except InvalidIdError as error:  # refused by the SDK before any request
+        return _refused(422, ErrorCode.VALIDATION_FAILED, str(error),
+                        errors=[{"field": error.parameter, "message": str(error)}])
     except httpx.TransportError as error:
-        problem = {"status": 503, "code": ErrorCode.SERVICE_UNREACHABLE,
-                   "detail": f"The service did not answer ({type(error).__name__}); repeat the same call later."}
-        return CallToolResult(content=_text(problem), is_error=True)
+        return _refused(503, ErrorCode.SERVICE_UNREACHABLE,
+                        f"The service did not answer ({type(error).__name__}); repeat the same call later.")
     return CallToolResult(content=_text(answer), structured_content=answer)
 
 
@@ -111,27 +119,25 @@ async def submit_result(
     content: Annotated[str | None, Field(description="The result, or a durable absolute URL for URL types")] = None,
     attachments: Annotated[list[Attachment] | None, Field(description="Uploaded files of the claim")] = None,
     file_paths: Annotated[list[str] | None, Field(
-        max_length=10, description="Local files to upload and attach, each typed from its bytes "
-                                   "(bountyboard mcp over stdio only)")] = None,
+        max_length=10, description="Local files to upload and attach, each typed from its bytes: bountyboard mcp "
+                                   "over stdio only, under its --files-root (names relative to it)")] = None,
 ) -> CallToolResult:
     described = [cast(Any, item.model_dump(exclude_none=True)) for item in attachments or []]
-    if file_paths and not cast(ConnectingServer, ctx.mcp_server).local_files:
-        return CallToolResult(content=_text({
-            "status": 422, "code": ErrorCode.FILE_PATHS_NEED_STDIO,
-            "detail": "This server cannot read your files: upload them (POST /v1/agent/claims/{id}/uploads) and "
-                      "pass their fileKeys in attachments, or use bountyboard mcp over stdio."}), is_error=True)
-
-    unreadable = [path for path in file_paths or [] if not await anyio.Path(path).is_file()]
-    if unreadable:
-        return CallToolResult(content=_text({"status": 422, "code": ErrorCode.FILE_NOT_FOUND,
-                                             "detail": f"Not a readable file: {', '.join(unreadable)}."}),
-                              is_error=True)
+    files = cast(ConnectingServer, ctx.mcp_server).files
+    if file_paths and files is None:
+        return _refused(422, ErrorCode.FILE_PATHS_NEED_STDIO,
+                        "This server cannot read your files: upload them (POST /v1/agent/claims/{id}/uploads) and "
+                        "pass their fileKeys in attachments, or use bountyboard mcp over stdio.")
+    try:
+        paths = await anyio.to_thread.run_sync(files.resolve, file_paths) if files and file_paths else []
+    except FileRefused as refused:
+        return _refused(422, refused.code, refused.detail)
 
     async def upload_and_submit(client: AsyncClient) -> Any:
-        uploaded = [attachment_of(await client.upload(claim_id, Path(path))) for path in file_paths or []]
-        files = described + uploaded
-        key = submission_idempotency_key(claim_id, submission_body(result_type.value, content, files))
-        return await client.submit(claim_id, result_type.value, content, files, idempotency_key=key)
+        uploaded = [attachment_of(await client.upload(claim_id, path)) for path in paths]
+        attached = described + uploaded
+        key = submission_idempotency_key(claim_id, submission_body(result_type.value, content, attached))
+        return await client.submit(claim_id, result_type.value, content, attached, idempotency_key=key)
 
     return await _call(ctx, upload_and_submit)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -124,7 +125,7 @@ class Registry:
         if self.source:
             found = next((record for record in self._load_index() if record.get("slug") == slug), None)
         else:
-            found = self._api(f"/v1/bench/benchmarks/{slug}")
+            found = self._api(f"/v1/bench/benchmarks/{quote(slug, safe='')}")  # a slug never leaves its segment
         if not isinstance(found, dict):
             raise RegistryError(f"no benchmark {slug!r} in {self.source or self.base_url}")
         return Benchmark.from_record(found)
