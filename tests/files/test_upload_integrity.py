@@ -101,7 +101,8 @@ def test_overlapping_puts_to_one_upload_url_never_lose_the_bytes(files_server: F
 
 
 @pytest.mark.storage("s3")
-def test_a_still_valid_presigned_put_cannot_change_a_checked_file(files_server: FileServer, market: Market) -> None:
+def test_a_still_valid_presigned_put_cannot_change_a_checked_file(files_server: FileServer, market: Market,
+                                                                  files_admin: Admin) -> None:
     _publisher, bot, _task_id, claim_id = _worker(market)
     png = samples.png()
     slot = ok_slot(open_slot(bot.http, claim_id, "drawing.png", "image/png", png))
@@ -122,6 +123,15 @@ def test_a_still_valid_presigned_put_cannot_change_a_checked_file(files_server: 
     assert answer.content == png
     recorded = ok(reviewer.http.get(f"/v1/files/{slot['fileKey']}/link"))["sha256"]
     assert samples.sha256(answer.content) == recorded
+
+    # What the URL wrote is removed once the URL has expired (300 s on these servers); the file stays.
+    def stored_of_upload() -> list[str]:
+        return sorted(name.split("/")[0] for name in files_server.stored() if slot["fileKey"] in name)
+
+    assert stored_of_upload() == ["files", "incoming"]
+    files_admin.advance_clock(301)
+    eventually(stored_of_upload, ["files"])
+    assert _download(reviewer, slot["fileKey"]).content == png
 
 
 def _overwrite(files_server: FileServer, key: str, data: bytes) -> None:

@@ -30,7 +30,8 @@ class UploadSlot(BaseModel):
 class UploadOut(BaseModel):
     fileKey: str
     claimId: str
-    status: str = Field(examples=["completed"], description="pending or completed")
+    status: str = Field(examples=["completed"],
+                        description="pending, receiving (a PUT or a completion is checking the bytes) or completed")
     fileName: str
     mimeType: str
     sizeBytes: int
