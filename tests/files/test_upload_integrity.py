@@ -18,8 +18,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 from tests.files import samples
-from tests.files.support import FileServer, open_slot, send, upload
-from tests.files.test_uploads import ok_slot
+from tests.files.support import FileServer, ok_slot, open_slot, send, upload
 from tests.market.support import Market, claim, eventually, expect_problem, ok, status, submit
 from tests.support.api import Account, Admin, Bot
 
