@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     upload_url_ttl_seconds: int = Field(default=900, ge=10)
     upload_unused_ttl_seconds: int = Field(default=24 * 3600, ge=60)
     download_link_ttl_seconds: int = Field(default=300, ge=10)
+    # Open (pending) upload slots at once: per claim, and per API key across its claims.
+    upload_max_pending_per_claim: int = Field(default=20, ge=1)
+    upload_max_pending_per_key: int = Field(default=50, ge=1)
+    # The files of a claim whose rejection stands are deleted this many days after it stood.
+    rejected_file_retention_days: float = Field(default=30, ge=0)
 
     log_level: str = "INFO"
     runs_per_ip_per_day: int = Field(default=30, ge=1)

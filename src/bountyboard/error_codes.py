@@ -96,6 +96,13 @@ class ErrorCode(StrEnum):
     TYPE_MISMATCH = "type_mismatch", 422, "The bytes are not of the declared content type."
     UPLOAD_COMPLETED = "upload_completed", 409, "The upload slot is completed; ask for a new one."
     UPLOAD_MISSING = "upload_missing", 409, "No bytes were received for the upload slot."
+    UPLOAD_IN_PROGRESS = "upload_in_progress", 409, (
+        "Another request is sending or checking this slot's bytes; read the upload once it has finished.")
+    UPLOAD_ABORTED = "upload_aborted", 400, "The body ended before all its bytes arrived; the slot stays open."
+    PENDING_UPLOAD_LIMIT = "pending_upload_limit", 429, (
+        "Too many open upload slots for the claim or the key (`limitScope`); complete some or wait `Retry-After`.")
+    STORED_FILE_MISMATCH = "stored_file_mismatch", 409, (
+        "The stored bytes of a file no longer match what was checked; they are not served.")
 
     # Webhooks
     INVALID_WEBHOOK_URL = "invalid_webhook_url", 422, "The webhook URL is not an allowed public https address."

@@ -27,6 +27,25 @@ AWS_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "
 _prefixes = itertools.count()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "storage(name): run only against file servers of this storage (local or s3)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked ``storage("local")`` (about the service's own upload URL) or ``storage("s3")`` (about
+    presigned URLs) is collected only with the file servers of that storage."""
+    kept, other = [], []
+    for item in items:
+        marker = item.get_closest_marker("storage")
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        wrong = marker is not None and "files_server" in params and params["files_server"][1] not in marker.args
+        (other if wrong else kept).append(item)
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     port = free_port()
@@ -47,7 +66,8 @@ def files_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     env: dict[str, str | None] = {
         "BOUNTYBOARD_SWEEP_INTERVAL_SECONDS": "0.5", "BOUNTYBOARD_UPLOAD_MAX_FILE_BYTES": "300000",
         "BOUNTYBOARD_UPLOAD_MAX_CLAIM_BYTES": "700000", "BOUNTYBOARD_UPLOAD_URL_TTL_SECONDS": "300",
-        "BOUNTYBOARD_UPLOAD_UNUSED_TTL_SECONDS": "600",
+        "BOUNTYBOARD_UPLOAD_UNUSED_TTL_SECONDS": "600", "BOUNTYBOARD_UPLOAD_MAX_PENDING_PER_CLAIM": "4",
+        "BOUNTYBOARD_UPLOAD_MAX_PENDING_PER_KEY": "6", "BOUNTYBOARD_REJECTED_FILE_RETENTION_DAYS": "2",
     }
     prefix = f"server-{next(_prefixes)}"
     if storage == "s3":

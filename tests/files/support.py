@@ -67,6 +67,15 @@ def open_slot(http: httpx.Client, claim_id: str, name: str, mime: str, data: byt
     return http.post(f"/v1/agent/claims/{claim_id}/uploads", json=body)
 
 
+def ok_slot(response: httpx.Response) -> dict[str, Any]:
+    """The slot of a 201 answer, checked for its shape."""
+    assert response.status_code == 201, response.text
+    slot: dict[str, Any] = response.json()
+    assert set(slot) == {"fileKey", "uploadUrl", "method", "headers", "expiresAt", "maxBytes", "completeUrl"}
+    assert slot["method"] == "PUT"
+    return slot
+
+
 def send(http: httpx.Client, slot: dict[str, Any], data: bytes) -> httpx.Response:
     """PUT the bytes where the slot says, then (as every client does) ask the service to complete it."""
     put = httpx.put(slot["uploadUrl"], content=data, headers=slot["headers"], timeout=30)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 
 from tests.files import samples
-from tests.files.support import FileServer, open_slot, send, upload
+from tests.files.support import FileServer, ok_slot, open_slot, send, upload
 from tests.market.support import Market, claim, eventually, expect_problem, ok, status, submit
 from tests.support.api import Account, Admin, Bot
 
@@ -134,14 +132,6 @@ def test_refusals_leave_nothing_behind(files_server: FileServer, market: Market)
     expect_problem(late, 409, "invalid_transition")
     assert files_server.stored() == stored_now
     assert [row["id"] for row in files_server.upload_rows(claim_id)] == [mine]
-
-
-def ok_slot(response: httpx.Response) -> dict[str, Any]:
-    assert response.status_code == 201, response.text
-    slot: dict[str, Any] = response.json()
-    assert set(slot) == {"fileKey", "uploadUrl", "method", "headers", "expiresAt", "maxBytes", "completeUrl"}
-    assert slot["method"] == "PUT"
-    return slot
 
 
 def test_only_the_holder_uploads_and_unused_uploads_are_swept(

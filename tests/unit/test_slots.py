@@ -27,17 +27,18 @@ def test_taking_the_last_slot_puts_the_task_in_progress() -> None:
 def test_freeing_a_slot_of_a_full_task_reopens_it_once() -> None:
     task = _task(2, 2, TaskStatus.IN_PROGRESS)
     first, second = Claim(id="a", holds_slot=True), Claim(id="b", holds_slot=True)
-    free_slot(task, first)
-    assert (task.slots_taken, task.status, first.holds_slot) == (1, "published", False)
-    free_slot(task, first)  # already freed: nothing changes
-    assert task.slots_taken == 1
-    free_slot(task, second)
+    ended, later = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC)
+    free_slot(task, first, ended)
+    assert (task.slots_taken, task.status, first.holds_slot, first.ended_at) == (1, "published", False, ended)
+    free_slot(task, first, later)  # already freed: nothing changes
+    assert (task.slots_taken, first.ended_at) == (1, ended)
+    free_slot(task, second, later)
     assert (task.slots_taken, task.status) == (0, "published")
 
 
 def test_freeing_a_slot_of_an_ended_task_keeps_its_status() -> None:
     task = _task(1, 1, TaskStatus.COMPLETED)
-    free_slot(task, Claim(id="a", holds_slot=True))
+    free_slot(task, Claim(id="a", holds_slot=True), datetime(2026, 1, 1, tzinfo=UTC))
     assert (task.slots_taken, task.status) == (0, "completed")
 
 

@@ -5,11 +5,17 @@ submission's files; anybody else gets the same 404 as for a file that does not e
 always served by the service, never by the store, so every answer carries ``nosniff`` and a
 sandboxing policy, and only raster images and audio are shown inline: an SVG or an HTML page is a
 download and never runs in the site's origin.
+
+A file is served only as it was checked: a stored object of another size is refused before anything
+is sent, and the bytes are hashed as they stream, the last of them sent only once all match the
+recorded sha256, so a changed object ends as a broken download, never as a whole other file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import logging
+from collections.abc import AsyncIterator, Iterable
 from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
@@ -20,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.accounts.auth import Actor
 from bountyboard.clock import rfc3339
 from bountyboard.config import get_settings
-from bountyboard.errors import not_found
+from bountyboard.errors import ErrorCode, Problem, not_found
 from bountyboard.files import links, storage
 from bountyboard.files.content_types import RASTER_IMAGES, shown_inline
 from bountyboard.files.models import Upload, UploadStatus
@@ -32,6 +38,12 @@ from bountyboard.market.schemas import ClaimDetail
 # What the file answers carry; the site's security headers keep this policy for these paths.
 FILE_PATH_PREFIX = "/v1/files/"
 FILE_POLICY = "sandbox; default-src 'none'"
+
+log = logging.getLogger("bountyboard.files")
+
+
+class StoredFileChanged(Exception):
+    """The stored bytes of a file no longer hash to its recorded sha256 (raised mid-download, cutting it)."""
 
 
 def _may_read(actor: Actor, task: Task, claim: Claim, upload: Upload) -> bool:
@@ -91,6 +103,12 @@ async def serve(session: AsyncSession, file_key: str, expires: int, signature: s
     if upload is None or upload.status != UploadStatus.COMPLETED:
         raise not_found("file", file_key)
     await session.commit()  # nothing is held while the bytes stream
+    stored_size = await storage.size_of(upload.object_key)
+    if stored_size != upload.size_bytes:
+        log.error("stored file %s at %s has %s bytes, not the checked %s", upload.id, upload.object_key,
+                  stored_size, upload.size_bytes)
+        raise Problem(409, ErrorCode.STORED_FILE_MISMATCH,
+                      f"The stored bytes of {file_key} are not the ones that were checked; they are not served.")
     headers: dict[str, Any] = {
         "Content-Disposition": _disposition(upload),
         "Content-Length": str(upload.size_bytes),
@@ -98,4 +116,20 @@ async def serve(session: AsyncSession, file_key: str, expires: int, signature: s
         "Content-Security-Policy": FILE_POLICY,
         "Cache-Control": "private, no-store",
     }
-    return StreamingResponse(storage.read(upload.object_key), media_type=upload.mime_type, headers=headers)
+    return StreamingResponse(_as_checked(upload), media_type=upload.mime_type, headers=headers)
+
+
+async def _as_checked(upload: Upload) -> AsyncIterator[bytes]:
+    """The stored bytes, each chunk sent once the next has been read, and the last only once all of
+    them hash to the recorded sha256."""
+    digest = hashlib.sha256()
+    held: bytes | None = None
+    async for chunk in storage.read(upload.object_key):
+        if held is not None:
+            yield held
+        digest.update(chunk)
+        held = chunk
+    if digest.hexdigest() != upload.sha256:
+        raise StoredFileChanged(f"the stored bytes of {upload.id} at {upload.object_key} do not hash to its sha256")
+    if held is not None:
+        yield held

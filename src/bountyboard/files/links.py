@@ -13,6 +13,8 @@ from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem, not_found
 
 Purpose = Literal["upload", "download"]
+# What a signature is: the hex HMAC-SHA256 made by :func:`_signature`. Routes refuse anything else (422).
+SIGNATURE_PATTERN = r"^[0-9a-f]{64}$"
 
 
 def _signature(purpose: Purpose, file_key: str, expires: int) -> str:
@@ -30,7 +32,7 @@ def signed_path(purpose: Purpose, path: str, file_key: str, ttl: timedelta) -> t
 
 def check(purpose: Purpose, file_key: str, expires: int, signature: str) -> None:
     """404 for a link this service did not sign (nothing to learn from it), 410 once it has expired."""
-    if not hmac.compare_digest(_signature(purpose, file_key, expires), signature):
+    if not hmac.compare_digest(_signature(purpose, file_key, expires).encode(), signature.encode()):
         raise not_found("file", file_key)
     if expires <= now().timestamp():
         raise Problem(410, ErrorCode.LINK_EXPIRED, f"This {purpose} link has expired; ask for a new one.")

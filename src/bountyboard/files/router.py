@@ -11,17 +11,18 @@ from bountyboard.accounts.auth import Actor, require, require_optional
 from bountyboard.accounts.scopes import Scope
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
-from bountyboard.files import downloads, service
+from bountyboard.files import downloads, links, service
 from bountyboard.files.schemas import DownloadLink, UploadOut, UploadRequest, UploadSlot
 
 Expires = Annotated[int, Query(description="When the link stops working (Unix seconds).")]
-Signature = Annotated[str, Query(max_length=128, description="The service's signature of the link.")]
+Signature = Annotated[str, Query(pattern=links.SIGNATURE_PATTERN,
+                                  description="The service's signature of the link (64 hex digits).")]
 
 router = APIRouter(prefix="/v1", tags=["files"], responses=problem_responses(404, 422))
 
 
 @router.post("/agent/claims/{id}/uploads", summary="Open an upload slot for a file of an active claim",
-             status_code=201, response_model=UploadSlot, responses=problem_responses(401, 403, 409))
+             status_code=201, response_model=UploadSlot, responses=problem_responses(401, 403, 409, 429))
 async def create_upload(id: str, body: UploadRequest, session: SessionDep,
                         actor: Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]) -> UploadSlot:
     return await service.create_slot(session, actor, id, body)
@@ -35,7 +36,7 @@ async def complete_upload(id: str, fileKey: str, session: SessionDep,
 
 
 @router.put("/uploads/{fileKey}", summary="Send a file's bytes to the service's own upload URL",
-            response_model=UploadOut, responses=problem_responses(409, 410, 413),
+            response_model=UploadOut, responses=problem_responses(400, 409, 410, 413),
             openapi_extra={"requestBody": {"required": True, "content": {
                 "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}})
 async def put_upload(fileKey: str, expires: Expires, signature: Signature, request: Request,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from bountyboard.accounts.schemas import ApiModel
-from bountyboard.market.schemas import FILE_NAME_PATTERN, MIME_TYPE_PATTERN
+from bountyboard.market.schemas import MIME_TYPE_PATTERN, FileName
 
 
 class UploadRequest(ApiModel):
-    fileName: str = Field(min_length=1, max_length=255, pattern=FILE_NAME_PATTERN, examples=["result.pdf"])
+    fileName: FileName = Field(examples=["result.pdf"])
     mimeType: str = Field(max_length=255, pattern=MIME_TYPE_PATTERN, examples=["application/pdf"])
     sizeBytes: int = Field(ge=1, le=10 * 1024**3, description="The exact size of the bytes that will be sent.")
     sha256: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$",
@@ -30,7 +30,8 @@ class UploadSlot(BaseModel):
 class UploadOut(BaseModel):
     fileKey: str
     claimId: str
-    status: str = Field(examples=["completed"], description="pending or completed")
+    status: str = Field(examples=["completed"],
+                        description="pending, receiving (a PUT or a completion is checking the bytes) or completed")
     fileName: str
     mimeType: str
     sizeBytes: int

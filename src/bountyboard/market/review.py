@@ -126,7 +126,7 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
         await _accept(session, task, claim, body.score, ClaimMove.UPHOLD, current)
     else:
         move_claim(claim, ClaimMove.DENY)
-        free_slot(task, claim)
+        free_slot(task, claim, current)
     appeal.status = AppealStatus.RESOLVED
     appeal.outcome = body.outcome
     appeal.comment = body.comment

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from bountyboard.accounts.schemas import ApiModel
 from bountyboard.camel import CamelModel, Timestamp
@@ -126,6 +127,25 @@ class ClaimCreated(BaseModel):
 
 MIME_TYPE_PATTERN = r"^[A-Za-z0-9][\w.+-]*/[A-Za-z0-9][\w.+-]*$"
 FILE_NAME_PATTERN = r"^[^/\\\x00-\x1f]+$"
+# Unicode categories a file name may not contain: controls, format characters (bidi overrides and
+# isolates, zero-width spaces and joiners, the byte-order mark), lone surrogates, line and paragraph
+# separators. Invisible on a page, they can make one name look like another (``invoice\u202Efdp.exe``).
+_REFUSED_IN_FILE_NAMES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _clean_file_name(name: str) -> str:
+    """A file name in NFC, so that one name has one spelling; a refused character is a 422 naming it."""
+    name = unicodedata.normalize("NFC", name)
+    refused = next((char for char in name if unicodedata.category(char) in _REFUSED_IN_FILE_NAMES), None)
+    if refused is not None:
+        raise ValueError(f"a file name may not contain invisible or control characters (found U+{ord(refused):04X})")
+    if len(name) > 255:
+        raise ValueError("a file name may have at most 255 characters")
+    return name
+
+
+FileName = Annotated[str, Field(min_length=1, max_length=255, pattern=FILE_NAME_PATTERN),
+                     AfterValidator(_clean_file_name)]
 
 
 class Attachment(ApiModel):
@@ -133,7 +153,7 @@ class Attachment(ApiModel):
     fileKey: str | None = Field(default=None, min_length=1, max_length=500,
                                 description="A completed upload of this claim (POST .../uploads); its size and "
                                             "type are taken from the stored file.")
-    fileName: str | None = Field(default=None, min_length=1, max_length=255, pattern=FILE_NAME_PATTERN)
+    fileName: FileName | None = None
     mimeType: str | None = Field(default=None, max_length=255, pattern=MIME_TYPE_PATTERN, validate_default=True,
                                  examples=["application/pdf"], description="Required without a fileKey.")
     sizeBytes: int | None = Field(default=None, ge=0, le=10 * 1024**3, validate_default=True,

@@ -37,10 +37,12 @@ def take_slot(task: Task) -> None:
         move_task(task, TaskMove.FILL)
 
 
-def free_slot(task: Task, claim: Claim) -> None:
+def free_slot(task: Task, claim: Claim, current: datetime) -> None:
+    """The claim stops holding its slot: it has ended (released, expired, or its rejection stands)."""
     if not claim.holds_slot:
         return
     claim.holds_slot = False
+    claim.ended_at = current  # starts the retention of a rejected claim's files
     task.slots_taken -= 1
     if task.status == TaskStatus.IN_PROGRESS and task.slots_taken < task.max_claims:
         move_task(task, TaskMove.REOPEN)
@@ -54,8 +56,7 @@ def visibility(task: Task, claim: Claim) -> dict[str, Any]:
 async def end_claim(session: AsyncSession, task: Task, claim: Claim, move: ClaimMove, current: datetime) -> None:
     """active -> released | expired: the slot is freed."""
     move_claim(claim, move)
-    claim.ended_at = current
-    free_slot(task, claim)
+    free_slot(task, claim, current)
     payload = ClaimReleasedData if move == ClaimMove.RELEASE else ClaimExpiredData
     await emit(session, payload(
         taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,
@@ -91,7 +92,7 @@ async def lapse(session: AsyncSession, task: Task, claim: Claim, current: dateti
         await end_claim(session, task, claim, ClaimMove.EXPIRE, current)
         return True
     if claim.holds_slot and window_closed(claim, current):
-        free_slot(task, claim)
+        free_slot(task, claim, current)
         return True
     return False
 
@@ -125,4 +126,4 @@ async def wind_up(session: AsyncSession, task: Task, current: datetime) -> None:
         if claim.status == ClaimStatus.ACTIVE:
             await end_claim(session, task, claim, ClaimMove.EXPIRE, current)
         elif claim.status == ClaimStatus.REJECTED:
-            free_slot(task, claim)
+            free_slot(task, claim, current)
