@@ -18,7 +18,8 @@ The answer headers follow the IETF ``RateLimit`` header fields draft:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from starlette.requests import Request
@@ -98,13 +99,23 @@ def _keys(policy: RatePolicy, identity: str) -> tuple[str, str, float]:
     return f"{base}/{number}", f"{base}/{number - 1}", current - number * policy.window_seconds
 
 
-async def _count(policy: RatePolicy, identity: str, amount: int) -> _Usage:
+@dataclass(frozen=True)
+class _Hit:
+    policy: RatePolicy
+    counter_key: str  # the window it was counted in, so that taking it back later finds the same counter
+
+
+async def _count(policy: RatePolicy, identity: str) -> tuple[_Hit, _Usage]:
+    """Count one hit; over the limit, take it back and raise the 429 problem."""
     current_key, previous_key, into = _keys(policy, identity)
     storage = get_storage()
     # Counters outlive their window by one more, as the next window still weighs them.
-    current = (await storage.incr(current_key, 2 * policy.window_seconds, amount=amount) if amount
-               else await storage.get(current_key))
-    return _Usage(await storage.get(previous_key), current, into)
+    current = await storage.incr(current_key, 2 * policy.window_seconds)
+    usage = _Usage(await storage.get(previous_key), current, into)
+    if usage.used(policy) > policy.limit:
+        taken_back = await storage.incr(current_key, 2 * policy.window_seconds, amount=-1)
+        raise _refusal(policy, replace(usage, current=taken_back))
+    return _Hit(policy, current_key), usage
 
 
 def _headers(policy: RatePolicy, usage: _Usage) -> dict[str, str]:
@@ -135,23 +146,37 @@ async def enforce(policy: RatePolicy, identity: str) -> dict[str, str]:
     add to its answer. Over it: the hit is taken back and a 429 ``rate_limited`` problem is raised,
     carrying those headers and ``Retry-After`` (seconds until one more hit fits).
     """
-    usage = await _count(policy, identity, 1)
-    if usage.used(policy) > policy.limit:
-        usage = await _count(policy, identity, -1)
-        raise _refusal(policy, usage)
+    _, usage = await _count(policy, identity)
     return _headers(policy, usage)
 
 
-async def check(policy: RatePolicy, identity: str) -> None:
-    """Raise the 429 problem if one more hit would pass the limit, without counting one."""
-    usage = await _count(policy, identity, 0)
-    if usage.used(policy) + 1 > policy.limit:
-        raise _refusal(policy, usage)
+class Reservation:
+    """Hits counted before the outcome that decides whether they count is known (a log-in counts only
+    if the password is wrong). Counted first, they are seen by every request running meanwhile, so
+    no more than the limit get past it however many arrive at once; :meth:`release` takes them back
+    when the outcome does not count."""
+
+    def __init__(self, hits: list[_Hit]) -> None:
+        self._hits = hits
+
+    async def release(self) -> None:
+        storage = get_storage()
+        for hit in self._hits:
+            await storage.incr(hit.counter_key, 2 * hit.policy.window_seconds, amount=-1)
+        self._hits = []
 
 
-async def record(policy: RatePolicy, identity: str) -> None:
-    """Count one hit that :func:`check` let through (a failed log-in, say)."""
-    await _count(policy, identity, 1)
+async def reserve(identity: str, policies: Sequence[RatePolicy]) -> Reservation:
+    """Count one hit of ``identity`` against every policy, or none: the 429 problem of the first full
+    one is raised after the hits already counted are taken back (a refused request is not counted)."""
+    hits: list[_Hit] = []
+    try:
+        for policy in policies:
+            hits.append((await _count(policy, identity))[0])
+    except Problem:
+        await Reservation(hits).release()
+        raise
+    return Reservation(hits)
 
 
 # The general limit of each API key ------------------------------------------------------------------
