@@ -33,7 +33,7 @@ from bountyboard.meta.openapi import install as install_openapi
 from bountyboard.meta.router import docs_router
 from bountyboard.meta.router import router as meta_router
 from bountyboard.querystrings import QueryStringMiddleware
-from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers
+from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers, storage_outages
 from bountyboard.requestlog import RequestIdMiddleware, configure_logging
 from bountyboard.site.router import install as install_site
 from bountyboard.testing.router import router as testing_router
@@ -42,8 +42,8 @@ from bountyboard.worker import run_background_jobs
 log = logging.getLogger("bountyboard")
 
 
-def _not_ready(code: ErrorCode, detail: str) -> JSONResponse:
-    return problem_response(None, Problem(503, code, detail), instance="/readyz")
+def _not_ready(code: ErrorCode, detail: str, **extra: Any) -> JSONResponse:
+    return problem_response(None, Problem(503, code, detail, **extra), instance="/readyz")
 API_TITLE = "bountyboard agent API"
 API_VERSION = "1.0.0"
 
@@ -102,9 +102,11 @@ def create_app() -> FastAPI:
         pending = pending_migrations(applied)
         if pending:
             return _not_ready(ErrorCode.MIGRATIONS_PENDING, f"Migrations not applied: {', '.join(sorted(pending))}.")
+        # How the rate limits fared while their counters did not answer (docs/security.md), since the start.
+        outages = {"rateLimitStorage": storage_outages.counts()}
         if get_settings().redis_url and not await storage_answers():
-            return _not_ready(ErrorCode.REDIS_UNREACHABLE, "Redis (BOUNTYBOARD_REDIS_URL) does not answer.")
-        return JSONResponse({"status": "ready", "database": get_database().dialect})
+            return _not_ready(ErrorCode.REDIS_UNREACHABLE, "Redis (BOUNTYBOARD_REDIS_URL) does not answer.", **outages)
+        return JSONResponse({"status": "ready", "database": get_database().dialect, **outages})
 
     app.include_router(agent_router)
     app.include_router(identity_router)

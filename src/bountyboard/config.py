@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     # this prefix (lets several deployments share one Redis).
     redis_url: str | None = None
     ratelimit_key_prefix: str = "bountyboard-ratelimit"
+    # How long a Redis command may take (to connect, then to answer) before the limit's outage policy applies.
+    redis_timeout_seconds: float = Field(default=1.0, gt=0)
     # Every API key's requests to the agent and publisher routes, per window (like Stripe's and GitHub's).
     key_rate_limit: int = Field(default=6000, ge=1)
     key_rate_window_seconds: int = Field(default=60, ge=1)

@@ -37,6 +37,9 @@ class ErrorCode(StrEnum):
     PAYLOAD_TOO_LARGE = "payload_too_large", 413, "The body is over the route's size limit."
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type", 415, "The body's content type is not accepted here."
     RATE_LIMITED = "rate_limited", 429, "Too many requests; wait `Retry-After` seconds."
+    RATE_LIMIT_UNAVAILABLE = ("rate_limit_unavailable", 503,
+                              "A limit that must hold cannot be counted (Redis does not answer); wait `Retry-After` "
+                              "seconds.")
     HTTP_ERROR = "http_error", (), "Any other HTTP error the framework answers, with its own status."
 
     # Who is asking

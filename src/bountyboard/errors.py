@@ -213,6 +213,7 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         400: "Bad request", 401: "Missing, malformed, expired or revoked API key",
         403: "The key lacks a required scope", 404: "Not found", 409: "Conflict with the current state",
         422: "Invalid input", 429: "Rate limit exceeded",
+        503: "A rate limit cannot be counted now (its counters do not answer); retry after Retry-After seconds",
     }
     return {
         status: {

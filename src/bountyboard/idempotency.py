@@ -1,11 +1,12 @@
 """``Idempotency-Key`` for every POST (DESIGN.md section 4), as an ASGI middleware.
 
-The scope of a key is (credential, method, path, key). The first request with a key runs and its
-response is kept for 24 hours; a retry with the same body gets that response again with
-``Idempotent-Replayed: true``; a retry while the first is still running gets 409
-``idempotency_key_in_use``; a retry with another body gets 422 ``idempotency_key_mismatch``.
-Responses that did not reach the operation (401, 403, 429) and server errors are not kept, so the
-caller may retry them with the same key.
+The scope of a key is (credential, method, path, key), the credential being the API key the
+``Authorization`` header resolves to (its id, however the header spells it) or, without one, the
+caller's address. The first request with a key runs and its response is kept for 24 hours; a retry
+with the same body gets that response again with ``Idempotent-Replayed: true``; a retry while the
+first is still running gets 409 ``idempotency_key_in_use``; a retry with another body gets 422
+``idempotency_key_mismatch``. Responses that did not reach the operation (401, 403, 429) and server
+errors are not kept, so the caller may retry them with the same key.
 
 Kept responses may carry secrets shown once (a new API key, a webhook secret), so the database
 never holds them in clear: bodies are encrypted (bountyboard.crypto) under a key derived from the
@@ -107,18 +108,22 @@ async def _finish(scope_hash: str, status: int, headers: list[tuple[bytes, bytes
         await session.commit()
 
 
-async def _credential_problem(authorization: bytes | None) -> Problem | None:
-    """Why the presented key may not see a kept answer (revoked since, expired...), if it may not."""
+async def _credential(scope: Scope, authorization: bytes | None) -> tuple[bytes, Problem | None]:
+    """Whose request this is, for the key's scope: the API key the header resolves to, so that every
+    spelling of one key (``Bearer``, ``bearer``, extra spaces) is one credential; without a usable key,
+    the caller's address. With it, why the presented header may not see a kept answer (a key revoked
+    since, expired, unknown...), if it may not."""
+    anonymous = b"anon:" + str((scope.get("client") or ("",))[0]).encode()
     if authorization is None:
-        return None
+        return anonymous, None
     from bountyboard.accounts.auth import authenticate_header
 
     async with get_database().sessionmaker() as session:
         try:
-            await authenticate_header(session, authorization.decode("latin-1"))
-        except Problem as problem:
-            return problem
-    return None
+            actor = await authenticate_header(session, authorization.decode("latin-1"))
+        except Problem as problem:  # the operation will refuse it too: nothing of it is kept
+            return anonymous, problem
+    return b"key:" + actor.key_id.encode(), None
 
 
 async def purge_expired() -> int:
@@ -156,15 +161,12 @@ class IdempotencyMiddleware:
             body += message.get("body", b"")
             more = message.get("more_body", False)
 
-        authorization = headers.get(b"authorization")
-        credential = authorization or b"anon:" + str((scope.get("client") or ("",))[0]).encode()
+        credential, problem = await _credential(scope, headers.get(b"authorization"))
         scope_hash = _mac(credential, b"POST", scope["path"].encode(), key.encode())
         outcome, record = await _claim(scope_hash, _mac(body))
-        if outcome != "proceed":
-            problem = await _credential_problem(authorization)
-            if problem is not None:
-                await send_problem(send, scope, problem.status, problem.code, problem.detail, headers=problem.headers)
-                return
+        if outcome != "proceed" and problem is not None:  # no replay, nor hint of one, for a bad credential
+            await send_problem(send, scope, problem.status, problem.code, problem.detail, headers=problem.headers)
+            return
         if outcome == "mismatch":
             await send_problem(send, scope, 422, ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
                                "This Idempotency-Key was used with a different request body. Use a new key.")

@@ -140,3 +140,20 @@ def test_an_answer_after_a_read_is_kept_without_waiting(server: LiveServer, admi
     assert time.monotonic() - started < 10
     assert first.status_code == again.status_code == 404
     assert again.headers[REPLAYED] == "true" and again.json() == first.json()
+
+
+def test_the_scope_is_the_key_not_the_spelling_of_its_header(server: LiveServer, admin: Admin) -> None:
+    # One key, spelled four ways the authentication accepts: the same credential, so one key is made
+    # and the three others replay its answer.
+    operator = admin.account("operator")
+    headers = _key()
+    body = {"kind": "user", "scopes": ["profile:read"], "name": "made once"}
+    spellings = [f"Bearer {operator.key}", f"bearer {operator.key}", f"BEARER {operator.key}",
+                 f"Bearer  {operator.key}"]
+    answers = [httpx.post(server.base_url + "/v1/profile/api-keys", json=body, timeout=30,
+                          headers={**headers, "Authorization": spelling}) for spelling in spellings]
+    assert [answer.status_code for answer in answers] == [200] * 4, [answer.text for answer in answers]
+    assert [answer.headers.get(REPLAYED) for answer in answers] == [None, "true", "true", "true"]
+    assert {answer.json()["id"] for answer in answers} == {answers[0].json()["id"]}
+    keys = operator.http.get("/v1/profile/api-keys").json()["data"]
+    assert [key["name"] for key in keys].count("made once") == 1, keys

@@ -54,7 +54,8 @@ def test_health_and_readiness(server: LiveServer) -> None:
     assert health.status_code == 200 and health.json()["status"] == "ok"
     ready = httpx.get(server.base_url + "/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "database": server.backend}
+    assert ready.json() == {"status": "ready", "database": server.backend,
+                            "rateLimitStorage": {"failedOpen": 0, "refused": 0}}
 
 
 def test_first_start_prints_generated_admin_credentials_once(tmp_path: Path) -> None:

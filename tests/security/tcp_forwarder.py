@@ -1,4 +1,4 @@
-"""A loopback TCP forwarder that can be cut: stands for a Redis that stops answering."""
+"""A loopback TCP forwarder that can be cut or stalled: stands for a Redis that stops answering."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from types import TracebackType
 
 class TcpForwarder:
     """Forwards connections on ``port`` (a free one) to ``upstream``; :meth:`cut` drops them all and
-    refuses new ones, :meth:`restore` listens again on the same port."""
+    refuses new ones, :meth:`stall` drops them all and accepts new ones that never get an answer (a
+    Redis that hangs), :meth:`restore` forwards again on the same port."""
 
     def __init__(self, upstream: tuple[str, int]) -> None:
         self.upstream = upstream
@@ -23,12 +24,21 @@ class TcpForwarder:
         probe.close()
 
     def restore(self) -> None:
+        self.cut()
+        threading.Thread(target=self._accept, args=(self._listen(),), daemon=True).start()
+
+    def stall(self) -> None:
+        self.cut()
+        threading.Thread(target=self._hold, args=(self._listen(),), daemon=True).start()
+
+    def _listen(self) -> socket.socket:
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
         listener.listen(64)
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        with self._lock:
+            self._listener = listener
+        return listener
 
     def cut(self) -> None:
         with self._lock:
@@ -52,6 +62,15 @@ class TcpForwarder:
                 self._open += [client, upstream]
             for source, target in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    def _hold(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._open.append(client)
 
     @staticmethod
     def _pump(source: socket.socket, target: socket.socket) -> None:

@@ -138,7 +138,7 @@ async def upload_quota(
         policy = ratelimit.RatePolicy("runs-ip", settings.runs_per_ip_per_day, DAY_SECONDS)
         identity = ip
     else:
-        policy = ratelimit.RatePolicy("runs-user", settings.runs_per_user_per_day, DAY_SECONDS)
+        policy = ratelimit.RatePolicy("runs-user", settings.runs_per_user_per_day, DAY_SECONDS, fail_open=True)
         identity = actor.user_id
     response.headers.update(await ratelimit.enforce(policy, identity))
     if actor is None:
@@ -148,7 +148,7 @@ async def upload_quota(
 
 @router.post(
     "/v1/runs", summary="Upload a benchmark run (verifier scores)", response_model=RunUploadResult,
-    responses=problem_responses(401, 403, 429),
+    responses=problem_responses(401, 403, 429, 503),
     # Anonymous uploads are allowed: the empty requirement sits beside bearerAuth with runs:write.
     openapi_extra={"security": [{}]},
 )

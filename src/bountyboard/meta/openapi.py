@@ -63,6 +63,8 @@ _PROBLEM_EXAMPLES: dict[int, tuple[ErrorCode, str]] = {
     413: (ErrorCode.PAYLOAD_TOO_LARGE, "The request body is larger than this route accepts (1048576 bytes)."),
     422: (ErrorCode.VALIDATION_FAILED, "The request is not valid: resultType: Input should be 'text'"),
     429: (ErrorCode.RATE_LIMITED, "Too many requests. Retry after the number of seconds in Retry-After."),
+    503: (ErrorCode.RATE_LIMIT_UNAVAILABLE,
+          "Rate limit runs-ip cannot be counted now: its counters do not answer. Retry after 5 s."),
     500: (ErrorCode.INTERNAL_ERROR, "The server failed to answer this request. Quote the requestId when reporting it."),
 }
 _PROBLEM_DESCRIPTIONS = {
@@ -74,6 +76,7 @@ _PROBLEM_DESCRIPTIONS = {
     413: "The request body is larger than this route accepts",
     422: "Invalid input, or an Idempotency-Key reused with another body",
     429: "Rate limit exceeded; retry after Retry-After seconds",
+    503: "A rate limit cannot be counted now (its counters do not answer); retry after Retry-After seconds",
 }
 _REQUEST_ID_HEADER = {
     "X-Request-Id": {"description": "Identifier of this request; quote it when reporting a problem.",

@@ -11,7 +11,7 @@ from bountyboard.accounts import service as accounts
 from bountyboard.accounts.passwords import MIN_PASSWORD_LENGTH
 from bountyboard.accounts.scopes import Role
 from bountyboard.errors import ErrorCode, Problem
-from bountyboard.ratelimit import RatePolicy, check, enforce, record
+from bountyboard.ratelimit import RatePolicy, enforce, reserve
 from bountyboard.site import sessions
 from bountyboard.site.web import (
     CheckedForm,
@@ -95,15 +95,14 @@ async def login(request: Request, visitor: CurrentVisitor, form: CheckedForm,
     email = accounts.normalise_email(field(form, "email"))
     target = _safe_next(field(form, "next", "/profile/"))
     await enforce(LOGIN_PER_IP, _client(request))
-    account_from_address = f"{email} {_client(request)}"
-    for policy in LOGIN_FAILURES:
-        await check(policy, account_from_address)
+    # Counted as a failure before the password is checked, so that guesses sent all at once are held
+    # to the same thresholds as guesses sent in turn; the right password takes the failure back.
+    failure = await reserve(f"{email} {_client(request)}", LOGIN_FAILURES)
     user = await accounts.authenticate_password(session, email, field(form, "password"))
     if user is None:
-        for policy in LOGIN_FAILURES:
-            await record(policy, account_from_address)
         return render(request, visitor, "login.html", status_code=401, next=target, email=email,
                       error="The email or the password is wrong.")
+    await failure.release()
     return _signed_in(redirect(target), await sessions.start(session, user))
 
 
