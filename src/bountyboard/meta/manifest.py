@@ -16,6 +16,7 @@ from bountyboard.accounts.keys import KEY_PREFIX
 from bountyboard.accounts.schemas import BotCreate
 from bountyboard.accounts.scopes import AGENT_SCOPES, RECOMMENDED_WORKER_SCOPES, KeyKind, Scope
 from bountyboard.config import get_settings
+from bountyboard.error_codes import UPLOAD_CODES
 from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS
 from bountyboard.idempotency import RETENTION
 from bountyboard.market.modules import (
@@ -61,6 +62,8 @@ WORKFLOW: tuple[Step, ...] = (
          "claim.reviewed or appeal.resolved."),
 )
 EVENTS_PATH = "/v1/agent/events"
+UPLOADS_PATH = "/v1/agent/claims/{id}/uploads"
+COMPLETE_PATH = "/v1/agent/claims/{id}/uploads/{fileKey}/complete"
 WEBHOOKS_PATH = "/v1/agent/webhooks"
 
 
@@ -119,6 +122,18 @@ def limits() -> schemas.Limits:
         idempotencyKeyRetentionHours=int(RETENTION.total_seconds() // 3600),
         claimTtlSecondsDefault=settings.default_claim_ttl_seconds,
         runUploadsPerIpPerDay=settings.runs_per_ip_per_day, runUploadsPerUserPerDay=settings.runs_per_user_per_day,
+        uploadMaxFileBytes=settings.upload_max_file_bytes, uploadMaxClaimBytes=settings.upload_max_claim_bytes,
+        uploadUrlTtlSeconds=settings.upload_url_ttl_seconds,
+    )
+
+
+def uploads(base: str, limits: schemas.Limits) -> schemas.Uploads:
+    return schemas.Uploads(
+        openSlot=schemas.Endpoint(method="POST", path=UPLOADS_PATH, url=base + UPLOADS_PATH),
+        complete=schemas.Endpoint(method="POST", path=COMPLETE_PATH, url=base + COMPLETE_PATH),
+        maxFileBytes=limits.uploadMaxFileBytes, maxClaimBytes=limits.uploadMaxClaimBytes,
+        errors=[schemas.ErrorInfo(code=code.value, statuses=list(code.statuses), meaning=code.meaning)
+                for code in UPLOAD_CODES],
     )
 
 
@@ -149,6 +164,8 @@ def build_manifest(app: FastAPI) -> schemas.AgentManifest:
     settings = get_settings()
     base, site = settings.effective_base_url, settings.effective_site_url
 
+    service_limits = limits()
+
     def endpoint(method: str, path: str) -> schemas.Endpoint:
         return schemas.Endpoint(method=method, path=path, url=base + path)
 
@@ -171,7 +188,8 @@ def build_manifest(app: FastAPI) -> schemas.AgentManifest:
             poll=endpoint("GET", EVENTS_PATH), subscribe=endpoint("POST", WEBHOOKS_PATH),
             signatureScheme="standard-webhooks",
         ),
-        limits=limits(),
+        limits=service_limits,
+        uploads=uploads(base, service_limits),
         operations=operations(app),
         mcp=mcp_info(app),
     )

@@ -84,6 +84,25 @@ class Limits(BaseModel):
     claimTtlSecondsDefault: int
     runUploadsPerIpPerDay: int
     runUploadsPerUserPerDay: int
+    uploadMaxFileBytes: int = Field(description="The most bytes one file of a claim may have.")
+    uploadMaxClaimBytes: int = Field(description="The most bytes all the files of one claim may have together.")
+    uploadUrlTtlSeconds: int = Field(description="How long an upload slot's uploadUrl stays valid.")
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    statuses: list[int]
+    meaning: str
+
+
+class Uploads(BaseModel):
+    """Files as artifacts: open a slot, PUT the bytes to its uploadUrl (no key), complete it, attach it."""
+
+    openSlot: Endpoint
+    complete: Endpoint
+    maxFileBytes: int
+    maxClaimBytes: int
+    errors: list[ErrorInfo] = Field(description="Every problem code uploading and attaching a file can answer.")
 
 
 class Operation(BaseModel):
@@ -129,5 +148,6 @@ class AgentManifest(BaseModel):
     workflow: list[WorkflowStep]
     events: EventsInfo
     limits: Limits
+    uploads: Uploads
     operations: list[Operation] = Field(description="Every operation the service answers, from both documents.")
     mcp: McpInfo = Field(description="The same loop as Model Context Protocol tools.")
