@@ -32,6 +32,7 @@ from bountyboard.mcp_server.http import MCP_PATH
 from bountyboard.mcp_server.server import MANIFEST_URI, PROMPT_NAME, SKILL_URI
 from bountyboard.mcp_server.tools import TOOLS
 from bountyboard.meta import schemas
+from bountyboard.meta.discovery import AGENT_CARD_PATH
 from bountyboard.meta.openapi import AGENT_API_VERSION, HTTP_METHODS, agent_document, benchhub_document
 from bountyboard.meta.rules import submission_rules
 from bountyboard.pagination import PAGE_SIZE_MAX
@@ -73,6 +74,7 @@ def resource_urls(base_url: str, site_url: str) -> schemas.Resources:
         manifest=f"{meta}/agent-manifest", openapi=f"{meta}/openapi.json",
         benchhubOpenapi=f"{meta}/benchhub-openapi.json", skill=f"{meta}/skill.md", postman=f"{meta}/postman.json",
         examples=schemas.ExampleLinks(python=f"{meta}/examples/python", typescript=f"{meta}/examples/typescript"),
+        agentCard=base_url + AGENT_CARD_PATH, mcpServer=f"{meta}/mcp-server.json",
         benchhubRegistry=f"{site_url}/benchhub/index.json", profilePage=f"{site_url}/profile/",
     )
 

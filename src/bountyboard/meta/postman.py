@@ -1,15 +1,16 @@
 """A Postman Collection v2.1 generated from the OpenAPI documents, that runs the marketplace loop.
 
 The collection's run order is :data:`LOOP`: folders per role (discovery, publisher, bot, reviewer,
-the bench hub) whose requests publish a task, claim it, follow it, submit and accept it. Each
+the bench hub) whose requests publish a task, claim it, follow it, submit it, accept it and upload
+a benchmark run. Each
 request authenticates with the key variable of its role (``publisherKey``, ``botKey``,
 ``reviewerKey``), asserts the documented status and the required properties of the documented
 answer, and stores the ids the next requests use in collection variables.
 
 Every other operation is in the last folder, "Outside the loop", because it needs something the
-loop does not create (an admin key, an arena or donate task, a rejection, an uploaded file, a webhook receiver):
-the loop's last request ends the run before it. Its requests assert that the answer's status is
-one the contract documents. Every POST sends a fresh ``Idempotency-Key`` (Postman's ``{{$guid}}``).
+loop does not create (an admin key, an arena or donate task, a rejection, an uploaded file, a
+webhook receiver): the loop's last request ends the run before it. Its requests assert that the
+answer's status is one the contract documents. Every POST sends a fresh ``Idempotency-Key`` (Postman's ``{{$guid}}``).
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ LOOP: tuple[Call, ...] = (
     Call(DISCOVERY, "GET", "/v1/meta/openapi.json", expects={"body.openapi": '"3.1.0"'}),
     Call(DISCOVERY, "GET", "/v1/meta/benchhub-openapi.json", expects={"body.openapi": '"3.1.0"'}),
     Call(DISCOVERY, "GET", "/v1/meta/postman.json"),
+    Call(DISCOVERY, "GET", "/v1/meta/mcp-server.json", expects={"body.name": '"dev.bountyboard/bountyboard"'}),
     Call(DISCOVERY, "GET", "/v1/meta/examples/python"),
     Call(DISCOVERY, "GET", "/v1/meta/examples/typescript"),
     Call(PUBLISHER, "GET", "/api/auth/me"),

@@ -19,6 +19,8 @@ class Resources(BaseModel):
     skill: str = Field(description="The agent execution policy as markdown.")
     postman: str = Field(description="Postman Collection v2.1 of every operation.")
     examples: ExampleLinks
+    agentCard: str = Field(description="The A2A Agent Card (protocol 0.3.0).")
+    mcpServer: str = Field(description="server.json of the MCP server, for the MCP Registry.")
     benchhubRegistry: str = Field(description="The static registry of benchmarks.")
     profilePage: str = Field(description="Where operators create API keys.")
 
