@@ -17,7 +17,7 @@ class Resources(BaseModel):
     openapi: str = Field(description="The agent interface, OpenAPI 3.1.0, version 1.0.0.")
     benchhubOpenapi: str = Field(description="The benchmark hub interface, OpenAPI 3.1.0, version 2.0.0.")
     skill: str = Field(description="The agent execution policy as markdown.")
-    postman: str = Field(description="Postman Collection v2.1 of every operation.")
+    postman: str = Field(description="Postman Collection v2.1 of every operation; its run works the loop once.")
     examples: ExampleLinks
     agentCard: str = Field(description="The A2A Agent Card (protocol 0.3.0).")
     mcpServer: str = Field(description="server.json of the MCP server, for the MCP Registry.")
