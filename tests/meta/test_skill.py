@@ -9,6 +9,7 @@ fields an agent decides on (status, nextAction, reviewState, code, ...).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -232,3 +233,24 @@ def test_skill_md_and_the_manifest_give_the_upload_limits_and_every_upload_error
         assert f"| `{code}` | {', '.join(map(str, code.statuses))} | {code.meaning} |" in skill
     table = skill.split("## Errors and what to do", 1)[1].split("\n\n<!--", 1)[0]
     assert all(f"`{code}`" in table for code in UPLOAD_CODES)
+
+
+def test_the_upload_skill_md_shows_goes_through(skill: str, skill_server: tuple[LiveServer, Admin]) -> None:
+    """The slot example's file (its bytes, size and sha256), PUT to uploadUrl and submitted as the text says."""
+    server, admin = skill_server
+    slot_example = next(example for example in examples(skill) if example.name == "upload-slot")
+    replay = Replay(server, Marketplace(admin))
+    key, bindings = replay.prepare(slot_example)
+    declared = json.loads(slot_example.body)
+    content = b"An old silent pond\n"
+    assert (len(content), hashlib.sha256(content).hexdigest()) == (declared["sizeBytes"], declared["sha256"])
+    worker = httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    slot = worker.post(f"/v1/agent/claims/{bindings['claim_id']}/uploads", json=declared)
+    assert slot.status_code == 201, slot.text
+    sent = httpx.put(slot.json()["uploadUrl"], content=content, headers=slot.json()["headers"], timeout=30)
+    assert sent.status_code == 200, sent.text
+    shown = re.search(r"submit `(\{\"resultType\".*?\})`\.", skill, re.S)
+    assert shown, "the Files section shows no submission with an attachment"
+    body = json.loads(shown[1].replace("\n", " ").replace("upl_01jd2k3m4n5p6q7r8s9t0v1w2x", slot.json()["fileKey"]))
+    submitted = worker.post(f"/v1/agent/claims/{bindings['claim_id']}/submit", json=body)
+    assert submitted.status_code == 200, submitted.text
