@@ -1,20 +1,24 @@
 """A Postman Collection v2.1 generated from the OpenAPI documents, that runs the marketplace loop.
 
 The collection's run order is :data:`LOOP`: folders per role (discovery, publisher, bot, reviewer,
-the bench hub) whose requests publish a task, claim it, follow it, submit it, accept it and upload
-a benchmark run. Each
+the bench hub) whose requests publish a task, claim it, follow it, upload a file and submit it with
+the file attached, accept it, and upload a benchmark run. The file's bytes go to the ``uploadUrl``
+the service answers and come back from its ``downloadUrl`` (:class:`Transfer`), whichever storage
+signed them. Each
 request authenticates with the key variable of its role (``publisherKey``, ``botKey``,
 ``reviewerKey``), asserts the documented status and the required properties of the documented
 answer, and stores the ids the next requests use in collection variables.
 
 Every other operation is in the last folder, "Outside the loop", because it needs something the
-loop does not create (an admin key, an arena or donate task, a rejection, an uploaded file, a
-webhook receiver): the loop's last request ends the run before it. Its requests assert that the
-answer's status is one the contract documents. Every POST sends a fresh ``Idempotency-Key`` (Postman's ``{{$guid}}``).
+loop does not create (an admin key, an arena or donate task, a rejection, a judge task, a webhook
+receiver; the loop reaches the signed file URLs through the addresses it was handed): the loop's
+last request ends the run before it. Its requests assert that the answer's status is one the
+contract documents. Every POST sends a fresh ``Idempotency-Key`` (Postman's ``{{$guid}}``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -54,6 +58,9 @@ _KEY_OF_SCOPE = {Scope.TASKS_PUBLISH: "publisherKey", Scope.AGENT_MANAGE: "publi
                  Scope.CLAIMS_REVIEW: "reviewerKey", Scope.ADMIN: "adminKey"}
 
 
+_STOP = "pm.execution.setNextRequest(null);  // the requests outside the loop are not run"
+
+
 @dataclass(frozen=True)
 class Call:
     """One request of the loop: which operation, as whom, with what, and what it must answer."""
@@ -69,6 +76,25 @@ class Call:
     prerequest: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Transfer:
+    """Bytes sent to, or read from, a URL the service handed out (uploadUrl, downloadUrl): the
+    service's own signed URL or a storage's presigned one, so no operation of the documents."""
+
+    role: Role
+    name: str
+    method: str
+    url_variable: str
+    body: str | None = None
+    content_type_variable: str | None = None
+    checks: tuple[str, ...] = ()
+
+
+# A small text file the bot attaches to its submission.
+FILE_TEXT = "An old silent pond\n"
+FILE_SLOT = {"fileName": "haiku.txt", "mimeType": "text/plain", "sizeBytes": len(FILE_TEXT.encode()),
+             "sha256": hashlib.sha256(FILE_TEXT.encode()).hexdigest()}
+
 _RUN_BODY = {
     "benchmark": "gsm8k", "model": "postman-model", "agent": {"name": "postman-agent", "version": "1.0"},
     "harness": {"name": "postman", "version": "1.0"}, "dataset": {"ref": "openai/gsm8k", "revision": "main"},
@@ -77,7 +103,7 @@ _RUN_BODY = {
     "bundleSha256": "{{bundleSha256}}",
 }
 
-LOOP: tuple[Call, ...] = (
+LOOP: tuple[Call | Transfer, ...] = (
     Call(DISCOVERY, "GET", "/v1/meta/agent-manifest", expects={"body.name": '"bountyboard"'}),
     Call(DISCOVERY, "GET", "/v1/meta/skill.md"),
     Call(DISCOVERY, "GET", "/v1/meta/openapi.json", expects={"body.openapi": '"3.1.0"'}),
@@ -109,9 +135,19 @@ LOOP: tuple[Call, ...] = (
     Call(BOT, "POST", "/v1/agent/claims/{id}/heartbeat"),
     Call(BOT, "GET", "/v1/agent/claims"),
     Call(BOT, "GET", "/v1/agent/claims/{id}/status", expects={"body.id": "pm.collectionVariables.get('claimId')"}),
+    Call(BOT, "POST", "/v1/agent/claims/{id}/uploads", status=201, body=FILE_SLOT,
+         saves={"fileKey": "body.fileKey", "uploadUrl": "body.uploadUrl",
+                "uploadContentType": "body.headers['Content-Type']"}),
+    Transfer(BOT, "Send the file's bytes to uploadUrl (no key)", "PUT", "uploadUrl", body=FILE_TEXT,
+             content_type_variable="uploadContentType"),
+    Call(BOT, "POST", "/v1/agent/claims/{id}/uploads/{fileKey}/complete", expects={"body.status": '"completed"'}),
     Call(BOT, "POST", "/v1/agent/claims/{id}/submit",
          body={"resultType": "text",
-               "content": "Queues form at dawn\nEach of us a patient ghost\nThe line moves at last"}),
+               "content": "Queues form at dawn\nEach of us a patient ghost\nThe line moves at last",
+               "attachments": [{"type": "text", "fileKey": "{{fileKey}}"}]}),
+    Call(BOT, "GET", "/v1/files/{fileKey}/link", saves={"downloadUrl": "body.downloadUrl"}),
+    Transfer(BOT, "Read the file through downloadUrl (no key)", "GET", "downloadUrl",
+             checks=(f"pm.expect(pm.response.text()).to.eql({json.dumps(FILE_TEXT)});",)),
     Call(BOT, "GET", "/v1/agent/events", query={"types": "task.claimed,claim.submitted"}),
     Call(BOT, "GET", "/v1/leaderboard"),
     Call(REVIEWER, "GET", "/v1/review/queue"),
@@ -196,7 +232,7 @@ def _loop_tests(call: Call, document: dict[str, Any], op: dict[str, Any], last: 
                   f"    pm.expect({_js(documented)}).to.include(mediaType);",
                   "    pm.expect(pm.response.text()).to.not.be.empty;", "});"]
     if last:
-        lines.append("pm.execution.setNextRequest(null);  // the requests outside the loop are not run")
+        lines.append(_STOP)
     return lines
 
 
@@ -277,6 +313,21 @@ def _request(method: str, path: str, op: dict[str, Any], call: Call | None) -> d
     return request
 
 
+def _transfer_item(transfer: Transfer, last: bool) -> dict[str, Any]:
+    request: dict[str, Any] = {"method": transfer.method, "header": [], "auth": _auth(None),
+                               "url": "{{" + transfer.url_variable + "}}",
+                               "description": f"The URL the service answered as `{transfer.url_variable}`."}
+    if transfer.content_type_variable:
+        request["header"].append({"key": "Content-Type", "value": "{{" + transfer.content_type_variable + "}}"})
+    if transfer.body is not None:
+        request["body"] = {"mode": "raw", "raw": transfer.body}
+    tests = [f"pm.test({_js(transfer.name + ' answers 200')}, function () {{",
+             "    pm.response.to.have.status(200);", *(f"    {check}" for check in transfer.checks), "});"]
+    if last:
+        tests.append(_STOP)
+    return {"name": transfer.name, "request": request, "event": [_event("test", tests)], "response": []}
+
+
 def _event(listen: str, lines: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return {"listen": listen, "script": {"type": "text/javascript", "exec": list(lines)}}
 
@@ -294,7 +345,7 @@ def loop_scopes(documents: list[dict[str, Any]]) -> dict[str, list[str]]:
     ops = {(method.upper(), path): op for _, method, path, op in _operations(documents)}
     needed: dict[str, set[str]] = {}
     for call in LOOP:
-        if call.role.key is not None:
+        if isinstance(call, Call) and call.role.key is not None:
             scopes = needed.setdefault(call.role.key, set())
             for requirement in ops[(call.method, call.path)].get("security") or []:
                 scopes.update(requirement.get("bearerAuth", []))
@@ -320,15 +371,19 @@ def build_collection(documents: list[dict[str, Any]], base_url: str) -> dict[str
     ops = {(method.upper(), path): (document, op) for document, method, path, op in _operations(documents)}
     folders: dict[str, list[dict[str, Any]]] = {role.folder: [] for role in ROLES}
     for index, call in enumerate(LOOP):
+        last = index == len(LOOP) - 1
+        if isinstance(call, Transfer):
+            folders[call.role.folder].append(_transfer_item(call, last))
+            continue
         document, op = ops[(call.method, call.path)]
-        events = [_event("test", _loop_tests(call, document, op, last=index == len(LOOP) - 1))]
+        events = [_event("test", _loop_tests(call, document, op, last))]
         if call.prerequest:
             events.insert(0, _event("prerequest", call.prerequest))
         folders[call.role.folder].append({
             "name": op.get("summary") or f"{call.method} {call.path}",
             "request": _request(call.method, call.path, op, call), "event": events, "response": [],
         })
-    in_loop = {(call.method, call.path) for call in LOOP}
+    in_loop = {(call.method, call.path) for call in LOOP if isinstance(call, Call)}
     outside: dict[str, list[dict[str, Any]]] = {}
     for _, method, path, op in _operations(documents):
         if (method.upper(), path) in in_loop:
@@ -353,7 +408,8 @@ def build_collection(documents: list[dict[str, Any]], base_url: str) -> dict[str
         "item": [{"name": name, "description": roles[name].description, "item": items}
                  for name, items in folders.items()]
         + [{"name": OUTSIDE_FOLDER, "description": "Operations that need an admin key or data the loop does not "
-            "create (an arena or donate task, a rejection, an upload, a judge task, a webhook receiver).",
+            "create (an arena or donate task, a rejection, a judge task, a webhook receiver), and the signed "
+            "file URLs, which the loop uses through the addresses the service answers.",
             "item": [{"name": tag, "item": items} for tag, items in outside.items()]}],
         "auth": _auth("botKey"),
     }
