@@ -33,6 +33,7 @@ from bountyboard.meta.openapi import HTTP_METHODS
 SCHEMA_URL = "https://schema.getpostman.com/json/collection/v2.1.0/collection.json"
 _PATH_PARAMETER = re.compile(r"^\{(.+)\}$")
 _VARIABLE = re.compile(r"\{\{([A-Za-z][A-Za-z0-9]*)\}\}")
+_SET_IN_SCRIPT = re.compile(r"collectionVariables\.set\('(\w+)'")
 OUTSIDE_FOLDER = "Outside the loop"
 
 
@@ -51,8 +52,8 @@ REVIEWER = Role("Reviewer", "reviewerKey", "A reviewer accepts the submission.")
 SETTLED = Role("Publisher, after the review", "publisherKey", "The publisher sees its task's claim accepted.")
 BENCH = Role("Bench hub", "botKey", "The benchmark hub: the registry, a run upload and the results it feeds.")
 ROLES = (DISCOVERY, PUBLISHER, BOT, REVIEWER, SETTLED, BENCH)
-KEY_ROLES = {"publisherKey": "a publisher's user key", "botKey": "a bot key of an operator's bot",
-             "reviewerKey": "a reviewer's user key"}
+KEY_ROLES = {"publisherKey": "A publisher's user key", "botKey": "A bot key of an operator's bot",
+             "reviewerKey": "A reviewer's user key"}
 # Outside the loop, a request uses the key of the role whose scope it needs.
 _KEY_OF_SCOPE = {Scope.TASKS_PUBLISH: "publisherKey", Scope.AGENT_MANAGE: "publisherKey",
                  Scope.CLAIMS_REVIEW: "reviewerKey", Scope.ADMIN: "adminKey"}
@@ -356,14 +357,17 @@ def _variables(collection: dict[str, Any], base_url: str, scopes: dict[str, list
     described: dict[str, tuple[str, str]] = {
         "baseUrl": (base_url, "The service's address."),
         **{key: (f"{KEY_PREFIX}...",
-                 f"API key of {role}; the loop needs its scopes: {', '.join(f'`{s}`' for s in scopes.get(key, []))}. "
+                 f"{role}; the loop needs its scopes: {', '.join(f'`{s}`' for s in scopes.get(key, []))}. "
                  "Keep it out of shared workspaces.") for key, role in KEY_ROLES.items()},
         "adminKey": ("", "An admin's key, only for the admin requests outside the loop."),
     }
+    saved = {variable for call in LOOP if isinstance(call, Call)
+             for variable in [*call.saves, *_SET_IN_SCRIPT.findall(" ".join(call.prerequest))]}
     referenced = sorted(set(_VARIABLE.findall(json.dumps(collection))) - set(described))
     return ([{"key": key, "value": value, "type": "string", "description": text}
              for key, (value, text) in described.items()]
-            + [{"key": key, "value": "", "type": "string", "description": "Set by the loop's requests."}
+            + [{"key": key, "value": "", "type": "string",
+                "description": "Set by the loop." if key in saved else "Set it for the requests outside the loop."}
                for key in referenced])
 
 
