@@ -26,7 +26,7 @@ run: $(VENV)/.runtime
 system-deps:
 	./scripts/system-deps.sh
 
-## node-deps: TypeScript compiler for checking the TypeScript client example
+## node-deps: TypeScript compiler (checks the TypeScript client example) and newman (runs the Postman collection)
 node-deps:
 	./scripts/node-deps.sh
 

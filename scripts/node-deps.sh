@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the TypeScript compiler (pinned in package.json) into ./node_modules, if missing; and
-# Node.js itself from Debian when it is missing and we are root.
+# Installs the TypeScript compiler and newman (both pinned in package.json) into ./node_modules, if
+# missing; and Node.js itself from Debian when it is missing and we are root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -f package.json ] || [ -x node_modules/.bin/tsc ]; then
+if [ ! -f package.json ] || { [ -x node_modules/.bin/tsc ] && [ -x node_modules/.bin/newman ]; }; then
   exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then

@@ -30,7 +30,7 @@ from bountyboard.ledger.router import router as ledger_router
 from bountyboard.market.router import agent_router, publisher_router, review_router
 from bountyboard.mcp_server import http as mcp_endpoint
 from bountyboard.meta.openapi import install as install_openapi
-from bountyboard.meta.router import docs_router
+from bountyboard.meta.router import docs_router, well_known_router
 from bountyboard.meta.router import router as meta_router
 from bountyboard.querystrings import QueryStringMiddleware
 from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers, storage_outages
@@ -119,6 +119,7 @@ def create_app() -> FastAPI:
     app.include_router(events_router)
     app.include_router(meta_router)
     app.include_router(docs_router)
+    app.include_router(well_known_router)
     app.include_router(benchhub_router)
     if get_settings().enable_test_clock:  # test deployments only: move the clock, hold, emit
         app.include_router(testing_router)

@@ -154,6 +154,14 @@ class ErrorCode(StrEnum):
     REDIS_UNREACHABLE = "redis_unreachable", 503, "Readiness: Redis does not answer."
 
 
+# What putting a file on a claim can answer, from opening the slot to naming the file in a
+# submission: skill.md and the agent manifest list these.
+UPLOAD_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode.FILE_TOO_LARGE, ErrorCode.CLAIM_UPLOAD_LIMIT, ErrorCode.SIZE_MISMATCH, ErrorCode.SHA256_MISMATCH,
+    ErrorCode.TYPE_MISMATCH, ErrorCode.UPLOAD_COMPLETED, ErrorCode.UPLOAD_MISSING, ErrorCode.INVALID_ATTACHMENT,
+)
+
+
 def errors_doc() -> str:
     """The text of docs/errors.md: the catalogue as a table, in declaration order."""
     rows = "\n".join(

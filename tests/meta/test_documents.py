@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -214,12 +215,20 @@ def test_skill_md_states_the_caller_rules(server: LiveServer, documents: tuple[d
             assert f"| {method.upper()} | `{path}` |" in text
 
 
+def _postman_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The requests of a collection, folders (and folders in folders) opened."""
+    return [leaf for item in items for leaf in (_postman_items(item["item"]) if "item" in item else [item])]
+
+
 def _postman_operations(collection: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Every request to an operation (the loop's transfers to a URL the service handed out are not)."""
     found = []
-    for folder in collection["item"]:
-        for item in folder["item"]:
-            segments = ["{" + s[1:] + "}" if s.startswith(":") else s for s in item["request"]["url"]["path"]]
-            found.append((item["request"]["method"].lower(), "/" + "/".join(segments), item["request"]))
+    for item in _postman_items(collection["item"]):
+        if isinstance(item["request"]["url"], str):
+            assert re.fullmatch(r"\{\{(uploadUrl|downloadUrl)\}\}", item["request"]["url"]), item["name"]
+            continue
+        segments = ["{" + s[1:] + "}" if s.startswith(":") else s for s in item["request"]["url"]["path"]]
+        found.append((item["request"]["method"].lower(), "/" + "/".join(segments), item["request"]))
     return found
 
 
@@ -230,8 +239,16 @@ def test_postman_collection_is_valid_v2_1_with_every_operation(
     jsonschema.Draft7Validator(POSTMAN_SCHEMA).validate(collection)
     assert collection["info"]["schema"] == "https://schema.getpostman.com/json/collection/v2.1.0/collection.json"
     assert {v["key"]: v["value"] for v in collection["variable"]}["baseUrl"] == server.base_url
-    assert collection["auth"] == {"type": "bearer", "bearer": [{"key": "token", "value": "{{apiKey}}",
+    assert collection["auth"] == {"type": "bearer", "bearer": [{"key": "token", "value": "{{botKey}}",
                                                                 "type": "string"}]}
+    assert [folder["name"] for folder in collection["item"]] == [
+        "Discovery", "Publisher", "Bot", "Reviewer", "Publisher, after the review", "Bench hub", "Outside the loop"]
+    declared = {v["key"] for v in collection["variable"]}
+    assert {"baseUrl", "botKey", "publisherKey", "reviewerKey", "taskId", "claimId"} <= declared
+    assert set(re.findall(r"\{\{([A-Za-z]\w*)\}\}", json.dumps(collection))) <= declared
+    for item in _postman_items(collection["item"]):
+        tests = next(e for e in item["event"] if e["listen"] == "test")["script"]["exec"]
+        assert any(line.startswith("pm.test(") for line in tests), item["name"]
     requests = _postman_operations(collection)
     expected = [(m, p) for document in documents for m, p, _ in operations(document)]
     assert sorted((m, p) for m, p, _ in requests) == sorted(expected)
@@ -243,6 +260,8 @@ def test_postman_collection_is_valid_v2_1_with_every_operation(
             assert {"key": "Idempotency-Key", "value": "{{$guid}}"}.items() <= next(
                 h for h in request["header"] if h["key"] == "Idempotency-Key").items()
         assert (request.get("auth") == {"type": "noauth"}) == ((method, path) in public)
+        for variable in request["url"].get("variable", []):
+            assert re.fullmatch(r"\{\{\w+\}\}", variable["value"]), (method, path, variable)
 
 
 def test_a_new_route_appears_in_every_companion() -> None:

@@ -9,6 +9,7 @@ fields an agent decides on (status, nextAction, reviewState, code, ...).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -18,13 +19,16 @@ import httpx
 import pytest
 import yaml
 
-from bountyboard.error_codes import ErrorCode
+from bountyboard.error_codes import UPLOAD_CODES, ErrorCode
 from bountyboard.mcp_server.tools import TOOLS
 from tests.client.loop import Marketplace, loop_server_fixture
 from tests.support.api import BOT_SCOPES, Admin, Bot
 from tests.support.server import LiveServer
 
-skill_server = loop_server_fixture(scope="module")
+# Upload limits other than the defaults, so the test sees skill.md and the manifest read the settings.
+UPLOAD_LIMITS = {"BOUNTYBOARD_UPLOAD_MAX_FILE_BYTES": str(3 * 1024**2),
+                 "BOUNTYBOARD_UPLOAD_MAX_CLAIM_BYTES": str(7 * 1024**2)}
+skill_server = loop_server_fixture(env=UPLOAD_LIMITS, scope="module")
 
 MARKER = re.compile(r"<!-- example: (?P<name>\S+)(?P<options>[^>]*?)\s*-->\s*"
                     r"```http\n(?P<request>.*?)```\s*```http\n(?P<response>.*?)```", re.S)
@@ -173,7 +177,8 @@ def test_every_example_in_skill_md_replays_against_a_live_server(
     server, admin = skill_server
     found = examples(skill)
     assert {"me", "list-tasks", "claim", "heartbeat", "submit", "submit-retry", "status", "events", "appeal",
-            "submit-judge", "submit-crew", "submit-translate", "submit-exchange", "refused-scope"} <= {
+            "submit-judge", "submit-crew", "submit-translate", "submit-exchange", "refused-scope",
+            "upload-slot", "upload-too-large"} <= {
         example.name for example in found}
     assert len(found) == skill.count("<!-- example:"), "an example marker without two http blocks"
     replay = Replay(server, Marketplace(admin))
@@ -208,3 +213,44 @@ def test_every_error_code_in_skill_md_is_one_the_service_answers(skill: str) -> 
     for status, code in rows:
         assert code in set(ErrorCode), f"{code} is not a code the service answers"
         assert int(status) in ErrorCode(code).statuses, f"{code} is not answered with {status}"
+
+
+def test_skill_md_and_the_manifest_give_the_upload_limits_and_every_upload_error(
+        skill: str, skill_server: tuple[LiveServer, Admin]) -> None:
+    """The limits are the server's settings (not the defaults here), the codes every one of UPLOAD_CODES."""
+    manifest = httpx.get(f"{skill_server[0].base_url}/v1/meta/agent-manifest", timeout=30).json()
+    assert (manifest["limits"]["uploadMaxFileBytes"], manifest["limits"]["uploadMaxClaimBytes"]) == (
+        3 * 1024**2, 7 * 1024**2)
+    uploads = manifest["uploads"]
+    assert (uploads["maxFileBytes"], uploads["maxClaimBytes"]) == (3 * 1024**2, 7 * 1024**2)
+    assert uploads["openSlot"]["path"] == "/v1/agent/claims/{id}/uploads"
+    assert [(e["code"], e["statuses"]) for e in uploads["errors"]] == [
+        (code.value, list(code.statuses)) for code in UPLOAD_CODES]
+    assert "A file may have at most 3 MiB (3145728 bytes)" in skill
+    assert "the files of one claim\ntogether at most 7 MiB (7340032 bytes)" in skill
+    assert "| one uploaded file | 3 MiB (3145728 bytes) |" in skill
+    for code in UPLOAD_CODES:
+        assert f"| `{code}` | {', '.join(map(str, code.statuses))} | {code.meaning} |" in skill
+    table = skill.split("## Errors and what to do", 1)[1].split("\n\n<!--", 1)[0]
+    assert all(f"`{code}`" in table for code in UPLOAD_CODES)
+
+
+def test_the_upload_skill_md_shows_goes_through(skill: str, skill_server: tuple[LiveServer, Admin]) -> None:
+    """The slot example's file (its bytes, size and sha256), PUT to uploadUrl and submitted as the text says."""
+    server, admin = skill_server
+    slot_example = next(example for example in examples(skill) if example.name == "upload-slot")
+    replay = Replay(server, Marketplace(admin))
+    key, bindings = replay.prepare(slot_example)
+    declared = json.loads(slot_example.body)
+    content = b"An old silent pond\n"
+    assert (len(content), hashlib.sha256(content).hexdigest()) == (declared["sizeBytes"], declared["sha256"])
+    worker = httpx.Client(base_url=server.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    slot = worker.post(f"/v1/agent/claims/{bindings['claim_id']}/uploads", json=declared)
+    assert slot.status_code == 201, slot.text
+    sent = httpx.put(slot.json()["uploadUrl"], content=content, headers=slot.json()["headers"], timeout=30)
+    assert sent.status_code == 200, sent.text
+    shown = re.search(r"submit `(\{\"resultType\".*?\})`\.", skill, re.S)
+    assert shown, "the Files section shows no submission with an attachment"
+    body = json.loads(shown[1].replace("\n", " ").replace("upl_01jd2k3m4n5p6q7r8s9t0v1w2x", slot.json()["fileKey"]))
+    submitted = worker.post(f"/v1/agent/claims/{bindings['claim_id']}/submit", json=body)
+    assert submitted.status_code == 200, submitted.text

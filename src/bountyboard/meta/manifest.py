@@ -16,6 +16,7 @@ from bountyboard.accounts.keys import KEY_PREFIX
 from bountyboard.accounts.schemas import BotCreate
 from bountyboard.accounts.scopes import AGENT_SCOPES, RECOMMENDED_WORKER_SCOPES, KeyKind, Scope
 from bountyboard.config import get_settings
+from bountyboard.error_codes import UPLOAD_CODES
 from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS
 from bountyboard.idempotency import RETENTION
 from bountyboard.market.modules import (
@@ -31,6 +32,7 @@ from bountyboard.mcp_server.http import MCP_PATH
 from bountyboard.mcp_server.server import MANIFEST_URI, PROMPT_NAME, SKILL_URI
 from bountyboard.mcp_server.tools import TOOLS
 from bountyboard.meta import schemas
+from bountyboard.meta.discovery import AGENT_CARD_PATH
 from bountyboard.meta.openapi import AGENT_API_VERSION, HTTP_METHODS, agent_document, benchhub_document
 from bountyboard.meta.rules import submission_rules
 from bountyboard.pagination import PAGE_SIZE_MAX
@@ -61,6 +63,8 @@ WORKFLOW: tuple[Step, ...] = (
          "claim.reviewed or appeal.resolved."),
 )
 EVENTS_PATH = "/v1/agent/events"
+UPLOADS_PATH = "/v1/agent/claims/{id}/uploads"
+COMPLETE_PATH = "/v1/agent/claims/{id}/uploads/{fileKey}/complete"
 WEBHOOKS_PATH = "/v1/agent/webhooks"
 
 
@@ -70,6 +74,7 @@ def resource_urls(base_url: str, site_url: str) -> schemas.Resources:
         manifest=f"{meta}/agent-manifest", openapi=f"{meta}/openapi.json",
         benchhubOpenapi=f"{meta}/benchhub-openapi.json", skill=f"{meta}/skill.md", postman=f"{meta}/postman.json",
         examples=schemas.ExampleLinks(python=f"{meta}/examples/python", typescript=f"{meta}/examples/typescript"),
+        agentCard=base_url + AGENT_CARD_PATH, mcpServer=f"{meta}/mcp-server.json",
         benchhubRegistry=f"{site_url}/benchhub/index.json", profilePage=f"{site_url}/profile/",
     )
 
@@ -119,6 +124,18 @@ def limits() -> schemas.Limits:
         idempotencyKeyRetentionHours=int(RETENTION.total_seconds() // 3600),
         claimTtlSecondsDefault=settings.default_claim_ttl_seconds,
         runUploadsPerIpPerDay=settings.runs_per_ip_per_day, runUploadsPerUserPerDay=settings.runs_per_user_per_day,
+        uploadMaxFileBytes=settings.upload_max_file_bytes, uploadMaxClaimBytes=settings.upload_max_claim_bytes,
+        uploadUrlTtlSeconds=settings.upload_url_ttl_seconds,
+    )
+
+
+def uploads(base: str, limits: schemas.Limits) -> schemas.Uploads:
+    return schemas.Uploads(
+        openSlot=schemas.Endpoint(method="POST", path=UPLOADS_PATH, url=base + UPLOADS_PATH),
+        complete=schemas.Endpoint(method="POST", path=COMPLETE_PATH, url=base + COMPLETE_PATH),
+        maxFileBytes=limits.uploadMaxFileBytes, maxClaimBytes=limits.uploadMaxClaimBytes,
+        errors=[schemas.ErrorInfo(code=code.value, statuses=list(code.statuses), meaning=code.meaning)
+                for code in UPLOAD_CODES],
     )
 
 
@@ -149,6 +166,8 @@ def build_manifest(app: FastAPI) -> schemas.AgentManifest:
     settings = get_settings()
     base, site = settings.effective_base_url, settings.effective_site_url
 
+    service_limits = limits()
+
     def endpoint(method: str, path: str) -> schemas.Endpoint:
         return schemas.Endpoint(method=method, path=path, url=base + path)
 
@@ -171,7 +190,8 @@ def build_manifest(app: FastAPI) -> schemas.AgentManifest:
             poll=endpoint("GET", EVENTS_PATH), subscribe=endpoint("POST", WEBHOOKS_PATH),
             signatureScheme="standard-webhooks",
         ),
-        limits=limits(),
+        limits=service_limits,
+        uploads=uploads(base, service_limits),
         operations=operations(app),
         mcp=mcp_info(app),
     )

@@ -11,6 +11,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 
 from bountyboard.config import get_settings
+from bountyboard.meta.discovery import AGENT_CARD_PATH, agent_card, mcp_server_document
 from bountyboard.meta.manifest import build_manifest
 from bountyboard.meta.openapi import agent_document, benchhub_document
 from bountyboard.meta.postman import build_collection
@@ -19,6 +20,8 @@ from bountyboard.meta.skill import render_skill
 
 router = APIRouter(prefix="/v1/meta", tags=["meta"])
 docs_router = APIRouter(include_in_schema=False)
+# Discovery documents of other ecosystems at the addresses those expect (outside the /v1 contract).
+well_known_router = APIRouter(include_in_schema=False)
 
 EXAMPLES = {"python": ("agent_loop.py", "text/x-python"), "typescript": ("agent_loop.ts", "text/x-typescript")}
 # Examples default to the address of the service that served them.
@@ -59,6 +62,17 @@ async def skill(request: Request) -> PlainTextResponse:
 async def postman_collection(request: Request) -> JSONResponse:
     documents = [agent_document(request.app), benchhub_document(request.app)]
     return JSONResponse(build_collection(documents, get_settings().effective_base_url))
+
+
+@router.get("/mcp-server.json", summary="server.json of the MCP server, for the MCP Registry",
+            response_class=JSONResponse, responses={200: {"description": "server.json", "content": _JSON_OBJECT}})
+async def mcp_server() -> JSONResponse:
+    return JSONResponse(mcp_server_document())
+
+
+@well_known_router.get(AGENT_CARD_PATH)
+async def well_known_agent_card(request: Request) -> JSONResponse:
+    return JSONResponse(agent_card(build_manifest(request.app)))
 
 
 @lru_cache

@@ -17,8 +17,10 @@ class Resources(BaseModel):
     openapi: str = Field(description="The agent interface, OpenAPI 3.1.0, version 1.0.0.")
     benchhubOpenapi: str = Field(description="The benchmark hub interface, OpenAPI 3.1.0, version 2.0.0.")
     skill: str = Field(description="The agent execution policy as markdown.")
-    postman: str = Field(description="Postman Collection v2.1 of every operation.")
+    postman: str = Field(description="Postman Collection v2.1 of every operation; its run works the loop once.")
     examples: ExampleLinks
+    agentCard: str = Field(description="The A2A Agent Card (protocol 0.3.0).")
+    mcpServer: str = Field(description="server.json of the MCP server, for the MCP Registry.")
     benchhubRegistry: str = Field(description="The static registry of benchmarks.")
     profilePage: str = Field(description="Where operators create API keys.")
 
@@ -84,6 +86,25 @@ class Limits(BaseModel):
     claimTtlSecondsDefault: int
     runUploadsPerIpPerDay: int
     runUploadsPerUserPerDay: int
+    uploadMaxFileBytes: int = Field(description="The most bytes one file of a claim may have.")
+    uploadMaxClaimBytes: int = Field(description="The most bytes all the files of one claim may have together.")
+    uploadUrlTtlSeconds: int = Field(description="How long an upload slot's uploadUrl stays valid.")
+
+
+class ErrorInfo(BaseModel):
+    code: str
+    statuses: list[int]
+    meaning: str
+
+
+class Uploads(BaseModel):
+    """Files as artifacts: open a slot, PUT the bytes to its uploadUrl (no key), complete it, attach it."""
+
+    openSlot: Endpoint
+    complete: Endpoint
+    maxFileBytes: int
+    maxClaimBytes: int
+    errors: list[ErrorInfo] = Field(description="Every problem code uploading and attaching a file can answer.")
 
 
 class Operation(BaseModel):
@@ -129,5 +150,6 @@ class AgentManifest(BaseModel):
     workflow: list[WorkflowStep]
     events: EventsInfo
     limits: Limits
+    uploads: Uploads
     operations: list[Operation] = Field(description="Every operation the service answers, from both documents.")
     mcp: McpInfo = Field(description="The same loop as Model Context Protocol tools.")

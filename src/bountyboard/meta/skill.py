@@ -17,6 +17,11 @@ from bountyboard.meta.rules import common_rules
 from bountyboard.meta.schemas import AgentManifest
 
 
+def _size(count: int) -> str:
+    """A byte count as people read it: ``25 MiB (26214400 bytes)``."""
+    return f"{count / 1024**2:g} MiB ({count} bytes)" if count >= 1024**2 else f"{count} bytes"
+
+
 @lru_cache
 def _template() -> jinja2.Template:
     source = files("bountyboard.meta").joinpath("skill_template.md").read_text(encoding="utf-8")
@@ -24,6 +29,8 @@ def _template() -> jinja2.Template:
     environment.globals["scopes"] = lambda names: ", ".join(f"`{name}`" for name in names) or "any valid key"
     environment.globals["codes"] = lambda names: ", ".join(f"`{name}`" for name in names)
     environment.globals["E"] = ErrorCode  # the error table names catalogue members, so a typo fails to render
+    environment.globals["upload_codes"] = lambda m, status: [e.code for e in m.uploads.errors if status in e.statuses]
+    environment.filters["size"] = _size
     return environment.from_string(source)
 
 
