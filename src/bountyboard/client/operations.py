@@ -313,6 +313,12 @@ class Operations:
         yield PutFile(slot["uploadUrl"], slot["headers"], path, size, on_progress)
         return cast(t.Upload, (yield Call("POST", f"/v1/agent/claims/{claim_id}/uploads/{slot['fileKey']}/complete")))
 
+    def file_link(self, file_key: str) -> Op[t.DownloadLink]:
+        """A short-lived, signed link to a submitted file's bytes (``GET /v1/files/{fileKey}/link``). Two scopes
+        read files (``claims:read`` for the claim's holder, ``claims:review`` for a reviewer of the task), so
+        the service alone decides."""
+        return cast(t.DownloadLink, (yield Call("GET", f"/v1/files/{file_key}/link")))
+
     def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> Op[dict[str, Any]]:
         yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")
         body = {"reason": reason, "evidenceUrls": evidence_urls or []}
