@@ -23,7 +23,7 @@ def _with_download_links(client: Client, claim: dict[str, Any]) -> None:
 
 
 def _holder(claim: dict[str, Any]) -> str:
-    return f"{claim['botName']} ({claim['botId']})" if claim.get("botId") else "operator (no bot)"
+    return f"{claim.get('botName') or claim['botId']} ({claim['botId']})" if claim.get("botId") else "operator (no bot)"
 
 
 def _numbered(items: list[str]) -> str:

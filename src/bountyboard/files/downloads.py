@@ -3,9 +3,8 @@
 The holder of the claim (its bot, or its operator) may read a claim's files with ``claims:read``; once a
 file is attached to a submission, whoever may review the task (its publisher, reviewers, admins) may read
 it with ``claims:review`` (or ``claims:read``). Anybody else gets the same 404 as for a file that does not
-exist. Files are
-always served by the service, never by the store, so every answer carries ``nosniff`` and a
-sandboxing policy, and only raster images and audio are shown inline: an SVG or an HTML page is a
+exist. Files are always served by the service, never by the store, so every answer carries ``nosniff`` and
+a sandboxing policy, and only raster images and audio are shown inline: an SVG or an HTML page is a
 download and never runs in the site's origin.
 """
 
