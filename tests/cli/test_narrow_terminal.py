@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from tests.client.loop import Marketplace, cli_env, run_cli
+from tests.client.loop import REPO_ROOT, Marketplace, cli_env, run_cli
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
@@ -34,6 +35,19 @@ def test_ids_are_never_wrapped_or_cut_at_80_columns(loop_server: tuple[LiveServe
 
 
 def _key_ids(listed_json: str) -> list[str]:
-    import json
-
     return [key["id"] for key in json.loads(listed_json)]
+
+
+def test_bench_search_shows_every_slug_whole_at_80_columns(tmp_path: Path) -> None:
+    """The hub's own registry, searched offline: slugs such as bbh-boolean-expressions are what
+    ``bench info`` and ``bench pull`` take, so none is wrapped or cut."""
+    registry = REPO_ROOT / "src" / "bountyboard" / "benchhub" / "data" / "registry.json"
+    slugs = [record["slug"] for record in json.loads(registry.read_text())["benchmarks"]]
+    assert max(map(len, slugs)) > 20  # long enough to be squeezed in a table of five columns
+    found = run_cli("bench", "search", "--registry", str(registry), env=cli_env("http://127.0.0.1:9", None, tmp_path,
+                                                                                 COLUMNS="80"))
+    assert found.returncode == 0, found.stderr
+    shown = set(found.stdout.split())
+    for slug in slugs:
+        assert slug in shown, f"{slug} wrapped or cut:\n{found.stdout}"
+    assert max(len(line) for line in found.stdout.splitlines()) <= 80

@@ -42,3 +42,4 @@ def test_the_readme_first_loop_ends_with_a_paid_submission(fresh_server: LiveSer
     assert "ops@example.com: balance 10.00" in ran.stdout, ran.stdout
     assert "pub@example.com: balance 15.00" in ran.stdout, ran.stdout
     assert "accepted" in ran.stdout
+    assert "An old silent pond" in ran.stdout  # the reviewer read the work before accepting it

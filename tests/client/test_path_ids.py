@@ -34,6 +34,7 @@ def _attempts(task_id: str, attachment: Path) -> list[tuple[str, Callable[[Clien
         ("claim_id", lambda client, claim_id: client.appeal(claim_id, "wrong"), cancel),
         ("claim_id", lambda client, claim_id: client.review(claim_id, "accept"), cancel),
         ("claim_id", lambda client, claim_id: client.upload(claim_id, attachment), cancel),
+        ("file_key", Client.file_link, keys),
         ("task_id", Client.get_task, "../../../v1/profile/api-keys?"),
         ("task_id", Client.claim, f"../../../v1/tasks/{task_id}/cancel?"),
         ("key_id", Client.revoke_key, "x/../../../../v1/profile/api-keys?"),

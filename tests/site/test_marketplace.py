@@ -42,7 +42,7 @@ def test_publish_claim_submit_review_settle(page: Page, browser: Browser, server
 
     log_in(page, publisher.user["email"])
     page.get_by_role("link", name="Publish", exact=True).click()
-    expect(page.get_by_test_id("balance")).to_have_text("100")
+    expect(page.get_by_test_id("balance")).to_have_text("100.00")  # money always has two decimals
     page.get_by_label("Module").select_option("translate")
     expect(page.get_by_label("Source language")).to_be_visible()  # module fields follow the module
     page.get_by_label("Module").select_option("exchange")
@@ -61,6 +61,8 @@ def test_publish_claim_submit_review_settle(page: Page, browser: Browser, server
 
     page.goto("/?module=exchange")
     expect(page.get_by_role("link", name="Write a README for the parser")).to_be_visible()
+    listed = page.locator("li", has=page.get_by_role("link", name="Write a README for the parser"))
+    expect(listed.locator(".bounty").first).to_have_text("25.00")
     shoot(page, server, "board")
     page.get_by_label("Status").select_option("completed")  # htmx swaps the results and pushes the URL
     page.wait_for_url(re.compile(r".*status=completed"))
@@ -76,6 +78,7 @@ def test_publish_claim_submit_review_settle(page: Page, browser: Browser, server
     page.reload()
     page.goto(f"/tasks/{task_id}")
     expect(page.locator("tr", has_text=claim_id)).to_contain_text("submitted")
+    expect(page.locator("tr", has_text=claim_id)).to_contain_text(f"settler {bot.id}")  # the bot by name
     shoot(page, server, "task-owner")
 
     reviewer_page = new_page(browser, server)
@@ -83,6 +86,7 @@ def test_publish_claim_submit_review_settle(page: Page, browser: Browser, server
     reviewer_page.get_by_role("link", name="Review", exact=True).click()
     card = find_in_queue(reviewer_page, claim_id)
     expect(card.get_by_role("heading", name="README", exact=True)).to_be_visible()  # markdown rendered
+    expect(card).to_contain_text(f"bot settler {bot.id}")  # named, with the id to copy
     expect(card.get_by_role("link", name="docs")).to_have_attribute("href", "https://example.com/docs")
     card.get_by_label("README.md with usage").check()
     card.get_by_label("Examples that run").check()
@@ -101,7 +105,7 @@ def test_publish_claim_submit_review_settle(page: Page, browser: Browser, server
     assert balance(publisher) == 75
 
     page.goto("/profile/")
-    expect(page.get_by_test_id("balance")).to_have_text("75")  # the publisher's, in the browser
+    expect(page.get_by_test_id("balance")).to_have_text("75.00")  # the publisher's, in the browser
     page.goto(f"/tasks/{task_id}")
     expect(page.locator("tr", has_text=claim_id)).to_contain_text("accepted")
     expect(page.get_by_text("completed", exact=True)).to_be_visible()
@@ -170,6 +174,7 @@ def test_scripts_and_javascript_links_are_inert(page: Page, server: LiveServer, 
     page.get_by_role("link", name="Appeals", exact=True).click()
     case = find_in_queue(page, image_claim)
     expect(case).to_contain_text("That is a dog.")
+    expect(case).to_contain_text(f"bot {artist.bot['name']} {artist.id}")
     expect(case.get_by_role("link", name="https://example.com/cat-facts")).to_be_visible()
     _assert_inert(page, images_allowed=True)
     shoot(page, server, "appeals")

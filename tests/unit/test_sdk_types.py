@@ -30,6 +30,7 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "ClaimPage": ("KeysetPage_AgentClaimStatus_",),
     "Attachment": ("Attachment",),
     "Upload": ("UploadOut",),
+    "DownloadLink": ("DownloadLink",),
     "SubmissionReceipt": ("SubmissionReceipt",),
     "Event": ("EventOut",),
     "EventPage": ("CursorPage_EventOut_",),

@@ -16,10 +16,11 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from bountyboard import clock
 from bountyboard.benchhub.stats import harbor_metrics
-from bountyboard.cli import session
+from bountyboard.cli import session, tables
 from bountyboard.runner.adapters import EXIT_EXTERNAL_HARNESS, PullError, harbor_command, pull_rows
 from bountyboard.runner.agents import AgentSpec
 from bountyboard.runner.harbor import TrialResult, default_job_name, eval_stats, headline, trial_rows
@@ -82,14 +83,14 @@ def search(
     if as_json:
         typer.echo(json.dumps(records, indent=2))
         return
-    table = Table("slug", "name", "adapter", "metric", "tags")
-    for record in records:
-        adapter = ((record.get("harbor") or {}).get("adapter") or {}).get("kind", "?")
-        metric = (record.get("metric") or {}).get("name", "")
-        tags = ", ".join(map(str, record.get("tags") or []))
-        cells = (record.get("slug"), record.get("name", ""), adapter, metric, tags)
-        table.add_row(*(escape(str(cell)) for cell in cells))
-    console.print(table if records else f"no benchmark matches {query!r}")
+    rows = [[record.get("slug"), record.get("name", ""),
+             ((record.get("harbor") or {}).get("adapter") or {}).get("kind", "?"),
+             (record.get("metric") or {}).get("name", ""), ", ".join(map(str, record.get("tags") or []))]
+            for record in records]
+    # The slug is what the next command takes (bench info, pull): shown whole, never wrapped or cut.
+    listing = tables.table(f"Benchmarks ({len(rows)})", ["slug", "name", "adapter", "metric", "tags"], rows,
+                           whole={"slug"})
+    console.print(listing if records else Text(f"no benchmark matches {query!r}"))
 
 
 @app.command()

@@ -19,6 +19,7 @@ from bountyboard.config import get_settings
 from bountyboard.db import get_database, set_database, upgrade_database
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.events.testdns import install as install_test_resolver
+from bountyboard.ledger.money import format_money
 from bountyboard.requestlog import configure_logging
 
 console = Console()
@@ -204,7 +205,7 @@ def credit(
 
     upgrade_database()
     result = run_with_session(lambda session: ledger.credit(session, email, ledger.to_cents(amount), memo))
-    console.print(f"credited {email}: balance {result.balance:.2f}")
+    console.print(f"credited {email}: balance {format_money(result.balance)}")
 
 
 @admin_app.command("balance")
@@ -214,4 +215,4 @@ def balance(email: str) -> None:
 
     upgrade_database()
     result = run_with_session(lambda session: ledger.balance_by_email(session, email))
-    console.print(f"{email}: balance {result.balance:.2f}")
+    console.print(f"{email}: balance {format_money(result.balance)}")

@@ -8,6 +8,7 @@ import typer
 
 from bountyboard.cli import tables
 from bountyboard.cli.session import JsonFlag, client_session, show
+from bountyboard.ledger.money import format_money
 
 
 def publish(
@@ -31,14 +32,14 @@ def publish(
                                    fields={name: value for name, value in extra.items() if value})
     show(task, as_json, lambda made: tables.fields(f"Published {made['id']}", {
         "id": made["id"], "module": made["module"], "title": made["title"], "status": made["status"],
-        "bounty": made["bountyAmount"], "escrow": made.get("escrowStatus")}))
+        "bounty": format_money(made["bountyAmount"]), "escrow": made.get("escrowStatus")}))
 
 
 def balance(as_json: JsonFlag = False) -> None:
     """The balance of the key's user (profile:read)."""
     with client_session() as client:
         found = client.balance()
-    show(found, as_json, lambda account: f"{account['account']}: {account['balance']:.2f}")
+    show(found, as_json, lambda account: f"{account['account']}: {format_money(account['balance'])}")
 
 
 def register(app: typer.Typer) -> None:

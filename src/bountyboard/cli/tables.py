@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
+
+from bountyboard.ledger.money import MONEY_FIELDS, format_money
 
 # Prefixed ULIDs (task_..., clm_..., bot_...) and API key ids: what a reader copies into the next command.
 _ID = re.compile(r"^[a-z]{2,5}_[0-9a-z]{26}$")
@@ -27,14 +30,15 @@ class Listing:
     """Rows as a table when it fits the terminal with every id whole and room for the rest; otherwise one
     field/value record per row (still with ids whole), rather than columns squeezed to nothing."""
 
-    def __init__(self, title: str, columns: list[str], rows: list[list[Any]]) -> None:
-        self.title, self.columns, self.rows = title, columns, rows
+    def __init__(self, title: str, columns: list[str], rows: list[list[Any]], whole: Collection[str] = ()) -> None:
+        self.title, self.columns, self.rows, self.whole = title, columns, rows, whole
 
     def _id_widths(self) -> list[int | None]:
         widths: list[int | None] = []
-        for index in range(len(self.columns)):
+        for index, column in enumerate(self.columns):
             values = [row[index] for row in self.rows]
-            widths.append(max(len(str(value)) for value in values if value) if _is_id_column(values) else None)
+            kept = (column in self.whole or _is_id_column(values)) and any(values)
+            widths.append(max(len(str(value)) for value in values if value) if kept else None)
         return widths
 
     def _table(self, id_widths: list[int | None]) -> Table:
@@ -60,8 +64,10 @@ class Listing:
             yield fields("", dict(zip(self.columns, row, strict=True)))
 
 
-def table(title: str, columns: list[str], rows: list[list[Any]]) -> Listing:
-    return Listing(title, columns, rows)
+def table(title: str, columns: list[str], rows: list[list[Any]], whole: Collection[str] = ()) -> Listing:
+    """Rows under ``columns``; ids, and the columns named in ``whole`` (other names a reader copies, such as a
+    benchmark's slug), are never wrapped or cut."""
+    return Listing(title, columns, rows, whole)
 
 
 def fields(title: str, record: dict[str, Any]) -> Table:
@@ -72,6 +78,8 @@ def fields(title: str, record: dict[str, Any]) -> Table:
                      default=0)
     result.add_column("value", overflow="fold", min_width=longest_id)
     for name, value in record.items():
+        if name in MONEY_FIELDS and isinstance(value, int | float):
+            value = format_money(value)
         text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
         result.add_row(name, Text("" if value is None else text))
     return result

@@ -1,4 +1,5 @@
-"""Working on tasks: ``tasks list|show``, ``claim``, ``status``, ``submit`` and ``events``."""
+"""Working on tasks: ``tasks list|show``, ``claim``, ``status``, ``heartbeat``, ``release``, ``submit``,
+``appeal`` and ``events``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from bountyboard.cli import tables
 from bountyboard.cli.session import JsonFlag, client_session, console, err_console, show
 from bountyboard.client import Client, attachment_of
 from bountyboard.client.types import Attachment
+from bountyboard.ledger.money import format_money
 
 LARGE_UPLOAD_BYTES = 4 * 1024**2  # uploads above this show a progress bar
 
@@ -35,7 +37,7 @@ def tasks_list(
     show(result, as_json, lambda found: tables.table(
         f"Tasks (page {found['page']}, {found['total']} in all)",
         ["id", "module", "title", "status", "bounty", "claims", "artifact types", "next"],
-        [[t["id"], t["module"], t["title"], t["status"], t["bountyAmount"], t["currentClaims"],
+        [[t["id"], t["module"], t["title"], t["status"], format_money(t["bountyAmount"]), t["currentClaims"],
           ", ".join(t["allowedArtifactTypes"]), t["nextAction"]] for t in found["data"]]))
 
 
@@ -60,6 +62,35 @@ def status(claim_id: str, as_json: JsonFlag = False) -> None:
     with client_session() as client:
         result = client.claim_status(claim_id)
     show(result, as_json, lambda found: tables.fields(f"Claim {claim_id}", dict(found)))
+
+
+def heartbeat(claim_id: str, as_json: JsonFlag = False) -> None:
+    """Extend an active claim before it expires (tasks:claim)."""
+    with client_session() as client:
+        extended = client.heartbeat(claim_id)
+    show(extended, as_json, lambda found: f"{escape(claim_id)}: {found['status']}, expires {found['expiresAt']}.")
+
+
+def release(claim_id: str, as_json: JsonFlag = False) -> None:
+    """Give an active claim back, so that another bot may take the task (tasks:claim)."""
+    with client_session() as client:
+        released = client.release(claim_id)
+    show(released, as_json, lambda found: f"{escape(claim_id)}: {found['status']}.")
+
+
+def appeal(
+    claim_id: str,
+    reason: Annotated[str, typer.Option(help="Why the rejection is wrong; shown to the reviewers.")],
+    evidence: Annotated[list[str] | None, typer.Option(help="A URL backing the appeal; repeatable (at most 10).")]
+    = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Appeal a rejected claim within its appeal window (claims:submit); a reviewer upholds or denies it."""
+    with client_session() as client:
+        opened = client.appeal(claim_id, reason, evidence)
+    show(opened, as_json, lambda made: f"Appealed {escape(claim_id)}: appeal [bold]{made['id']}[/bold], "
+                                       f"{made['status']}; [bold]bountyboard status {escape(claim_id)}[/bold] "
+                                       "shows the outcome.")
 
 
 def _attachment(spec: str) -> Attachment:
@@ -137,6 +168,6 @@ def events(
 
 
 def register(app: typer.Typer) -> None:
-    for command in (claim, status, submit, events):
+    for command in (claim, status, heartbeat, release, submit, appeal, events):
         app.command()(command)
     app.add_typer(tasks_app, name="tasks")

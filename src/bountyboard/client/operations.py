@@ -346,6 +346,12 @@ class Operations:
                                  file_key=slot["fileKey"])
         return cast(t.Upload, (yield Call("POST", complete)))
 
+    def file_link(self, file_key: str) -> Op[t.DownloadLink]:
+        """A short-lived, signed link to a submitted file's bytes (``GET /v1/files/{fileKey}/link``). Two scopes
+        read files (``claims:read`` for the claim's holder, ``claims:review`` for a reviewer of the task), so
+        the service alone decides."""
+        return cast(t.DownloadLink, (yield Call("GET", resource_path("/v1/files/{file_key}/link", file_key=file_key))))
+
     def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> Op[dict[str, Any]]:
         path = resource_path("/v1/agent/claims/{claim_id}/appeal", claim_id=claim_id)
         yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")

@@ -164,6 +164,7 @@ class Surface:
     release = run(Operations.release)
     submit = run(Operations.submit)
     upload = run(Operations.upload)
+    file_link = run(Operations.file_link)
     appeal = run(Operations.appeal)
 
     # Publishing and review

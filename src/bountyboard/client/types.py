@@ -135,6 +135,16 @@ class Upload(TypedDict):
     expiresAt: str | None
 
 
+class DownloadLink(TypedDict):
+    fileKey: str
+    downloadUrl: str  # signed; works without the key until expiresAt
+    expiresAt: str
+    fileName: str
+    mimeType: str
+    sizeBytes: int
+    sha256: str | None
+
+
 class SubmissionReceipt(TypedDict):
     submissionId: str
     claimId: str

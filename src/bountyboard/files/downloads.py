@@ -1,9 +1,10 @@
 """Reading stored files: who may, through which short-lived link, and with which headers.
 
-The holder of the claim (its bot, or its operator), the task's publisher and reviewers may read a
-submission's files; anybody else gets the same 404 as for a file that does not exist. Files are
-always served by the service, never by the store, so every answer carries ``nosniff`` and a
-sandboxing policy, and only raster images and audio are shown inline: an SVG or an HTML page is a
+The holder of the claim (its bot, or its operator) may read a claim's files with ``claims:read``; once a
+file is attached to a submission, whoever may review the task (its publisher, reviewers, admins) may read
+it with ``claims:review`` (or ``claims:read``). Anybody else gets the same 404 as for a file that does not
+exist. Files are always served by the service, never by the store, so every answer carries ``nosniff`` and
+a sandboxing policy, and only raster images and audio are shown inline: an SVG or an HTML page is a
 download and never runs in the site's origin.
 
 A file is served only as it was checked: a stored object of another size is refused before anything
@@ -24,6 +25,7 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.auth import Actor
+from bountyboard.accounts.scopes import Scope
 from bountyboard.clock import rfc3339
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem, not_found
@@ -46,12 +48,24 @@ class StoredFileChanged(Exception):
     """The stored bytes of a file no longer hash to its recorded sha256 (raised mid-download, cutting it)."""
 
 
+# A key with neither scope reads no file: refused up front, whoever holds it.
+READING_SCOPES = (Scope.CLAIMS_READ, Scope.CLAIMS_REVIEW)
+
+
 def _may_read(actor: Actor, task: Task, claim: Claim, upload: Upload) -> bool:
     if actor.bot is not None:
-        return claim.bot_id == actor.bot.id
+        return actor.has(Scope.CLAIMS_READ) and claim.bot_id == actor.bot.id
     if claim.operator_id == actor.user_id:
-        return True
+        return actor.has(Scope.CLAIMS_READ)
     return upload.attached_at is not None and may_review(actor.user, task)
+
+
+def _require_reading_scope(actor: Actor) -> None:
+    if not any(actor.has(scope) for scope in READING_SCOPES):
+        raise Problem(403, ErrorCode.INSUFFICIENT_SCOPE,
+                      "Reading a file needs the scope claims:read (the claim's holder) or claims:review "
+                      "(a reviewer of the task), which the API key does not carry.",
+                      requiredScopes=[str(Scope.CLAIMS_READ)])
 
 
 def content_path(file_key: str) -> str:
@@ -76,6 +90,8 @@ def page_links(details: Iterable[ClaimDetail]) -> dict[str, dict[str, str | None
 
 async def download_link(session: AsyncSession, actor: Actor | None, file_key: str) -> DownloadLink:
     upload = await session.get(Upload, file_key)
+    if actor is not None:
+        _require_reading_scope(actor)
     if actor is None or upload is None or upload.status != UploadStatus.COMPLETED:
         raise not_found("file", file_key)
     claim = await session.get(Claim, upload.claim_id)

@@ -47,7 +47,10 @@ async def put_upload(fileKey: str, expires: Expires, signature: Signature, reque
 @router.get("/files/{fileKey}/link", summary="A short-lived download link to a submitted file",
             response_model=DownloadLink, responses=problem_responses(401, 403))
 async def file_link(fileKey: str, session: SessionDep,
-                    actor: Annotated[Actor | None, require_optional(Scope.CLAIMS_READ)]) -> DownloadLink:
+                    actor: Annotated[Actor | None, require_optional()]) -> DownloadLink:
+    """For the claim's holder with `claims:read`; once the file is attached to a submission, for whoever may
+    review the task (its publisher, reviewers, admins) with `claims:review` or `claims:read`. Anybody
+    else gets 404, as for a file that does not exist."""
     return await downloads.download_link(session, actor, fileKey)
 
 

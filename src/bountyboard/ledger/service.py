@@ -21,6 +21,7 @@ from bountyboard.clock import now
 from bountyboard.errors import ErrorCode, Problem, invalid
 from bountyboard.ids import new_id
 from bountyboard.ledger.models import LedgerAccount, LedgerEntry
+from bountyboard.ledger.money import format_money
 from bountyboard.ledger.schemas import Balance
 
 DEPOSITS = "external:deposits"
@@ -97,8 +98,8 @@ async def transfer(
     payer = accounts[source]
     if not source.startswith("external:") and payer.balance_cents < amount_cents:
         raise Problem(402, ErrorCode.INSUFFICIENT_FUNDS,
-                      f"The balance of {source} is {payer.balance_cents / 100:.2f}, "
-                      f"which does not cover {amount_cents / 100:.2f}.",
+                      f"The balance of {source} is {format_money(from_cents(payer.balance_cents))}, "
+                      f"which does not cover {format_money(from_cents(amount_cents))}.",
                       balance=from_cents(payer.balance_cents), required=from_cents(amount_cents))
     current = now()
     txn_id = new_id("txn")

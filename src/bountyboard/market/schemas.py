@@ -224,9 +224,12 @@ class AgentClaimStatus(BaseModel):
 
 
 class ClaimDetail(AgentClaimStatus):
-    """A claim with its task's title and its submission, for publishers and reviewers."""
+    """A claim with its task's title and deliverables, its bot's name and its submission, for publishers and
+    reviewers."""
 
     taskTitle: str
+    taskDeliverables: list[str] = Field(description="exchange: what the reviewer ticks, in order; else empty")
+    botName: str | None = Field(description="The name of the bot holding the claim; null for an operator's own")
     submission: SubmissionOut | None
 
 

@@ -178,11 +178,15 @@ async def claim_statuses(session: AsyncSession, claims: Sequence[Claim]) -> list
 
 async def claim_details(session: AsyncSession, claims: Sequence[Claim]) -> list[ClaimDetail]:
     tasks, submissions, appeals = await _claim_context(session, claims)
+    bot_ids = {claim.bot_id for claim in claims if claim.bot_id}
+    bot_names = dict((await session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids)))).all()) \
+        if bot_ids else {}
     details = []
     for claim in claims:
         task, submission = tasks[claim.task_id], submissions.get(claim.id)
         details.append(ClaimDetail(**_status_fields(claim, task, submission, appeals.get(claim.id)),
-                                   taskTitle=task.title,
+                                   taskTitle=task.title, taskDeliverables=list(task.deliverables or []),
+                                   botName=bot_names.get(claim.bot_id) if claim.bot_id else None,
                                    submission=submission_out(submission) if submission else None))
     return details
 

@@ -19,6 +19,7 @@ from markupsafe import Markup, escape
 
 from bountyboard.accounts.auth import last_use
 from bountyboard.clock import as_utc, now
+from bountyboard.ledger.money import format_money
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 STATIC_DIR = Path(__file__).parent / "static"
@@ -77,13 +78,6 @@ def when(value: datetime | str | None) -> str:
     return f"in {amount}" if future else f"{amount} ago"
 
 
-def money(value: float | int | str | None) -> str:
-    if value is None:
-        return "0"
-    number = float(value)
-    return f"{number:,.0f}" if number == int(number) else f"{number:,.2f}"
-
-
 def link(url: str | None, text: str | None = None) -> Markup:
     """An anchor for http(s) URLs; anything else is shown as inert text."""
     if not is_web_url(url):
@@ -95,6 +89,6 @@ def build_environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     # last_use: a key's last use counts this process's marks not yet written (accounts.auth batches them)
-    env.filters.update(markdown=markdown, when=when, money=money, last_use=last_use)
+    env.filters.update(markdown=markdown, when=when, money=format_money, last_use=last_use)
     env.globals.update(link=link, is_web_url=is_web_url, escape=escape)
     return env

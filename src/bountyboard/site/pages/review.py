@@ -14,7 +14,7 @@ from starlette.datastructures import FormData
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.files.downloads import page_links
 from bountyboard.market import service as market
-from bountyboard.market.models import Claim, Task
+from bountyboard.market.models import Claim
 from bountyboard.market.modules import Module
 from bountyboard.market.review import resolve_appeal, review_claim
 from bountyboard.market.schemas import AppealResolve, ReviewDecision
@@ -41,19 +41,10 @@ async def _queue(request: Request, visitor: web.Visitor, session: web.Session, *
                  status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
     queue = await market.review_queue(session, visitor.actor.user, Module(module) if module else None,
                                       paging(page, QUEUE_PAGE_SIZE))
-    deliverables = await _deliverables(session, [item.taskId for item in queue.data])
     return web.render(request, visitor, "review.html", section="review", status_code=status_code, queue=queue,
-                      module=module, modules=MODULES, deliverables=deliverables, error=error, notice=notice,
+                      module=module, modules=MODULES, error=error, notice=notice,
                       file_links=page_links(queue.data),
                       history_url="/review/" if request.method == "POST" else None)
-
-
-async def _deliverables(session: web.Session, task_ids: list[str]) -> dict[str, list[str]]:
-    """Each queued task's deliverables, for the reviewer's ticks."""
-    if not task_ids:
-        return {}
-    rows = await session.execute(select(Task.id, Task.deliverables).where(Task.id.in_(set(task_ids))))
-    return {task_id: list(items or []) for task_id, items in rows}
 
 
 @router.get("/review/", response_class=HTMLResponse)
