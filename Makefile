@@ -26,7 +26,7 @@ run: $(VENV)/.runtime
 system-deps:
 	./scripts/system-deps.sh
 
-## node-deps: TypeScript compiler for checking the TypeScript client example
+## node-deps: the TypeScript client package (clients/typescript), its compilers and generator, from package-lock.json
 node-deps:
 	./scripts/node-deps.sh
 
