@@ -62,9 +62,11 @@ def compile_package(build: Build) -> list[str]:
         ["node", str(tsc), "-p", CONFIGS[build.config], "--outDir", str(build.out_dir), "--listFiles"],
         cwd=PACKAGE, capture_output=True, text=True, timeout=300,
     )
+    read = [line for line in result.stdout.splitlines() if line.startswith("/")]  # --listFiles: absolute paths
+    messages = [line for line in result.stdout.splitlines() if not line.startswith("/")]
     assert result.returncode == 0, f"TypeScript {build.version} ({build.config}) does not compile the package:\n" \
-                                   + result.stdout + result.stderr
-    return result.stdout.splitlines()
+                                   + "\n".join(messages) + result.stderr
+    return read
 
 
 @cache

@@ -1,6 +1,6 @@
 // The agent loop as functions: discover a task, claim it, read the claim's status, upload files,
 // submit, and wait for the review. Each takes the typed client of client.ts.
-import { type BountyboardClient, dataOf, type Schemas } from "./client.js";
+import { ApiError, type BountyboardClient, dataOf, problemOf, type Schemas } from "./client.js";
 
 export type AgentTask = Schemas["AgentTask"];
 export type ArtifactType = Schemas["ArtifactType"];
@@ -70,7 +70,7 @@ export async function uploadFile(client: BountyboardClient, claimId: string, fil
     body: { fileName: file.fileName, mimeType: file.mimeType, sizeBytes: bytes.length, sha256 },
   }));
   const put = await fetch(slot.uploadUrl, { method: slot.method, headers: slot.headers, body: bytes });
-  if (!put.ok) dataOf({ error: await put.json().catch(() => ({})), response: put });
+  if (!put.ok) throw new ApiError(put.status, await problemOf(put));
   dataOf(await client.POST("/v1/agent/claims/{id}/uploads/{fileKey}/complete", {
     params: { path: { id: claimId, fileKey: slot.fileKey } },
   }));

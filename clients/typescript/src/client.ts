@@ -27,7 +27,8 @@ export class ApiError extends Error {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function problemOf(response: Response): Promise<Partial<Problem>> {
+/** The problem document of an error answer (empty when its body is not JSON); leaves the body unread. */
+export async function problemOf(response: Response): Promise<Partial<Problem>> {
   return ((await response.clone().json().catch(() => ({}))) ?? {}) as Partial<Problem>;
 }
 
