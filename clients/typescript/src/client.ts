@@ -42,7 +42,7 @@ function retryingFetch(maxRetries: number): (request: Request) => Promise<Respon
         const busy = response.status === 429 || response.status >= 500
           || (response.status === 409 && (await problemOf(response)).code === "idempotency_key_in_use");
         if (!busy || attempt >= maxRetries) return response;
-        wait = Number(response.headers.get("Retry-After") ?? "0") * 1000;
+        wait = (Number(response.headers.get("Retry-After")) || 0) * 1000;  // seconds; a date counts as none
       } catch (error) {
         if (attempt >= maxRetries) throw error;
       }
