@@ -26,7 +26,7 @@ run: $(VENV)/.runtime
 system-deps:
 	./scripts/system-deps.sh
 
-## node-deps: TypeScript compiler (checks the TypeScript client example) and newman (runs the Postman collection)
+## node-deps: the TypeScript client package (clients/typescript), its compilers and generator, and newman, from package-lock.json
 node-deps:
 	./scripts/node-deps.sh
 

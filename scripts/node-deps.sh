@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs the TypeScript compiler and newman (both pinned in package.json) into ./node_modules, if
-# missing; and Node.js itself from Debian when it is missing and we are root.
+# Installs the Node packages of the repository (the TypeScript client package under
+# clients/typescript, its TypeScript compilers and generator, and newman) into ./node_modules with `npm ci`,
+# exactly as package-lock.json says; and Node.js itself from Debian when it is missing and we are
+# root. Quick when nothing changed: a stamp records the lock file that was installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -f package.json ] || { [ -x node_modules/.bin/tsc ] && [ -x node_modules/.bin/newman ]; }; then
+STAMP=node_modules/.installed-from-lock
+wanted="$(cat package.json clients/typescript/package.json package-lock.json | sha256sum | cut -d' ' -f1)"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$wanted" ]; then
   exit 0
 fi
 if ! command -v npm >/dev/null 2>&1; then
@@ -15,3 +19,4 @@ if ! command -v npm >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
 npm ci --no-audit --no-fund --silent
+echo "$wanted" > "$STAMP"

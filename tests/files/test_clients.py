@@ -19,8 +19,8 @@ from tests.files import samples
 from tests.files.support import FileServer
 from tests.market.support import Market, claim, ok
 from tests.mcp.support import answer, http_client, problem, stdio_client
-from tests.meta.test_examples import TSC
 from tests.support.api import Account, Bot
+from tests.support.typescript import built_example, served_example_of_the_package
 
 
 def _claimed(market: Market) -> tuple[Account, Bot, str, str]:
@@ -113,18 +113,14 @@ def test_mcp_submit_result_uploads_local_files_over_stdio_only(
 
 
 def _example(files_server: FileServer, language: str, directory: Path) -> list[str]:
-    """The served example, ready to run (the TypeScript one compiled as tests/meta does)."""
+    """The served example, ready to run (the TypeScript one is the client package's, built with it)."""
     source = httpx.get(f"{files_server.base_url}/v1/meta/examples/{language}")
     assert source.status_code == 200
     if language == "python":
         (directory / "agent_loop.py").write_text(source.text)
         return [sys.executable, str(directory / "agent_loop.py")]
-    (directory / "agent_loop.ts").write_text(source.text)
-    compiled = subprocess.run([str(TSC), "--strict", "--noUnusedLocals", "--noImplicitReturns", "--target", "es2022",
-                               "--module", "commonjs", "--lib", "es2022,dom", "--outDir", str(directory / "js"),
-                               str(directory / "agent_loop.ts")], capture_output=True, text=True, timeout=300)
-    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
-    return ["node", str(directory / "js" / "agent_loop.js")]
+    assert source.text == served_example_of_the_package(files_server.base_url)
+    return ["node", str(built_example())]
 
 
 @pytest.mark.parametrize("language", ["python", "typescript"])

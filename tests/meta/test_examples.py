@@ -11,12 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bountyboard.meta.router import BASE_URL_PLACEHOLDER, example_source
-from tests.client.loop import REPO_ROOT, Marketplace
+from tests.client.loop import Marketplace
 from tests.support.api import Admin
 from tests.support.server import LiveServer
-
-TSC = REPO_ROOT / "node_modules" / ".bin" / "tsc"
+from tests.support.typescript import built_example, served_example_of_the_package
 
 
 @pytest.fixture(scope="package")
@@ -35,31 +33,15 @@ def python_example(loop_server: tuple[LiveServer, Admin], tmp_path_factory: pyte
     return [sys.executable, str(script)]
 
 
-@pytest.fixture(scope="session")
-def compiled_typescript(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The TypeScript example, type-checked with tsc --strict and compiled to JavaScript, once."""
-    assert TSC.exists(), "run scripts/node-deps.sh to install the pinned TypeScript compiler"
-    directory = tmp_path_factory.mktemp("typescript")
-    source = directory / "agent_loop.ts"
-    source.write_text(example_source("typescript"))
-    compiled = subprocess.run(
-        [str(TSC), "--strict", "--noUnusedLocals", "--noImplicitReturns", "--target", "es2022", "--module", "commonjs",
-         "--lib", "es2022,dom", "--outDir", str(directory / "js"), str(source)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
-    return directory / "js" / "agent_loop.js"
-
-
 @pytest.fixture(scope="module")
-def typescript_example(loop_server: tuple[LiveServer, Admin], compiled_typescript: Path) -> list[str]:
+def typescript_example(loop_server: tuple[LiveServer, Admin]) -> list[str]:
     answer = httpx.get(loop_server[0].base_url + "/v1/meta/examples/typescript")
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/x-typescript")
-    # What was compiled is what is served, but for the default address, which is the server's own.
-    assert answer.text == example_source("typescript").replace(BASE_URL_PLACEHOLDER, loop_server[0].base_url)
+    # What the package compiles is what is served, but for the default address, which is the server's own.
+    assert answer.text == served_example_of_the_package(loop_server[0].base_url)
     assert f'?? "{loop_server[0].base_url}"' in answer.text
-    return ["node", str(compiled_typescript)]
+    return ["node", str(built_example())]
 
 
 def _example_env(base_url: str, key: str, state: Path) -> dict[str, str]:

@@ -1,0 +1,1 @@
+../../../src/bountyboard/meta/examples/agent_loop.ts
