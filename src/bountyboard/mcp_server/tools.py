@@ -218,8 +218,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(submit_result, "POST", "/v1/agent/claims/{id}/submit",
              "Submit the claim's result once. Safe to repeat: the same arguments give the first receipt."),
     ToolSpec(upload_file, "POST", "/v1/agent/claims/{id}/uploads/{fileKey}/complete",
-             "Upload a file for an active claim, its bytes base64 in the call (up to the size the server states); "
-             "answers the stored upload: pass {\"type\": ..., \"fileKey\": ...} in submit_result's attachments."),
+             "Upload a file for an active claim, its bytes base64 in the call (a file over the server's limit is "
+             "refused with file_too_large, naming it); answers the stored upload: pass "
+             "{\"type\": ..., \"fileKey\": ...} in submit_result's attachments."),
     ToolSpec(heartbeat_claim, "POST", "/v1/agent/claims/{id}/heartbeat",
              "Extend an active claim's time to live while still working on it."),
     ToolSpec(release_claim, "POST", "/v1/agent/claims/{id}/release", "Give an active claim back unfinished."),

@@ -18,8 +18,7 @@ token endpoint, the client secret); this provider stores and issues. The flow:
 from __future__ import annotations
 
 import secrets
-import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -42,6 +41,7 @@ from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.crypto import OAUTH_AUTHORIZATION_REQUEST, InvalidToken, decrypt, encrypt
 from bountyboard.db import get_database
+from bountyboard.errors import Problem
 from bountyboard.oauth.models import OAuthAuthorizationCode, OAuthClient
 
 CONSENT_PATH = "/oauth/consent"
@@ -95,10 +95,6 @@ class GrantedCode(AuthorizationCode):
     bot_id: str
 
 
-def _epoch(moment: datetime) -> int:
-    return int(moment.timestamp())
-
-
 async def load_client(session: AsyncSession, client_id: str) -> OAuthClientInformationFull | None:
     row = await session.get(OAuthClient, client_id[:64])
     if row is None:
@@ -148,9 +144,12 @@ class Provider(OAuthAuthorizationServerProvider[GrantedCode, RefreshToken, Acces
             if user is None or user.disabled:
                 raise TokenError("invalid_grant", "The account that granted this code is disabled.")
             name = f"OAuth: {client.client_name or client.client_id}"[:120]
-            issued = await accounts.issue_key(
-                session, user, KeyKind.BOT, authorization_code.scopes, bot_id=authorization_code.bot_id,
-                name=name, expires_at=now() + timedelta(seconds=ttl), oauth_client_id=client.client_id)
+            try:
+                issued = await accounts.issue_key(
+                    session, user, KeyKind.BOT, authorization_code.scopes, bot_id=authorization_code.bot_id,
+                    name=name, expires_at=now() + timedelta(seconds=ttl), oauth_client_id=client.client_id)
+            except Problem as refused:  # the grant no longer holds (the operator's role changed, say)
+                raise TokenError("invalid_grant", refused.detail) from refused
         return OAuthToken(access_token=issued.key, expires_in=ttl, scope=" ".join(issued.scopes))
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
@@ -166,11 +165,10 @@ class Provider(OAuthAuthorizationServerProvider[GrantedCode, RefreshToken, Acces
             key = (await session.execute(select(ApiKey).where(ApiKey.key_hash == _hash(token)))).scalar_one_or_none()
         if key is None or key.oauth_client_id is None or key.revoked_at is not None:
             return None
-        expires_at = _epoch(key.expires_at) if key.expires_at is not None else None
-        if expires_at is not None and expires_at <= time.time():
+        if key.expires_at is not None and key.expires_at <= now():
             return None
         return AccessToken(token=token, client_id=key.oauth_client_id, scopes=list(key.scopes),
-                           expires_at=expires_at, subject=key.user_id)
+                           expires_at=int(key.expires_at.timestamp()) if key.expires_at else None, subject=key.user_id)
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         async with get_database().sessionmaker() as session:
