@@ -16,6 +16,10 @@ from starlette.types import Message, Receive, Scope, Send
 from bountyboard.asgi import HTTPMiddleware, on_response_start
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, send_problem
+from bountyboard.mcp_server.http import MCP_PATH
+
+# Room for the JSON-RPC envelope and the other arguments around an MCP call's base64 file.
+_MCP_CALL_OVERHEAD = 64 * 1024
 
 
 class BodyTooLarge(HTTPException):
@@ -32,10 +36,12 @@ def _detail(limit: int) -> str:
 
 def body_limit(method: str, path: str) -> int:
     """The most bytes a request body may have on this route (settings ``max_body_bytes``,
-    ``max_run_upload_bytes`` and ``upload_max_file_bytes``)."""
+    ``max_run_upload_bytes``, ``upload_max_file_bytes`` and ``mcp_upload_max_bytes``)."""
     settings = get_settings()
     if method == "POST" and path.rstrip("/") == "/v1/runs":
         return settings.max_run_upload_bytes
+    if method == "POST" and path == MCP_PATH:  # upload_file carries a file, base64, in the call
+        return max(settings.max_body_bytes, settings.mcp_upload_max_bytes * 4 // 3 + _MCP_CALL_OVERHEAD)
     if method == "PUT" and path.startswith("/v1/uploads/"):  # a file's bytes (bountyboard.files)
         return settings.upload_max_file_bytes
     return settings.max_body_bytes

@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     hsts_max_age_seconds: int = Field(default=365 * 86400, ge=0)
     # Browser origins, besides base_url's, whose requests /mcp accepts (comma-separated scheme://host[:port]).
     mcp_allowed_origins: str = ""
+    # OAuth for /mcp (bountyboard.oauth): how long an access token lives (the client signs in again after).
+    oauth_access_token_ttl_seconds: int = Field(default=3600, ge=60)
+    # Client registrations (POST /register, open to anybody) per client address per hour.
+    oauth_registrations_per_hour: int = Field(default=20, ge=1)
+    # The largest file the MCP tool upload_file takes inline (base64 in the call; /mcp bodies grow to fit).
+    mcp_upload_max_bytes: int = Field(default=512 * 1024, ge=1024)
 
     @property
     def effective_site_url(self) -> str:

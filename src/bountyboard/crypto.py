@@ -32,6 +32,8 @@ __all__ = ["Encrypted", "InvalidToken", "decrypt", "derived_key", "encrypt", "re
 WEBHOOK_SECRET = "webhook-secret"
 IDEMPOTENT_ANSWER = "idempotency-body"
 IDEMPOTENCY_SCOPE = "idempotency-scope"
+OAUTH_CLIENT_SECRET = "oauth-client-secret"
+OAUTH_AUTHORIZATION_REQUEST = "oauth-authorization-request"
 
 
 @lru_cache(maxsize=32)
@@ -63,9 +65,10 @@ def encrypt(purpose: str, data: bytes) -> bytes:
     return _current_box(purpose).encrypt(data)
 
 
-def decrypt(purpose: str, token: bytes) -> bytes:
-    """The data, if the token was made under the current or the previous secret; else InvalidToken."""
-    return _current_box(purpose).decrypt(token)
+def decrypt(purpose: str, token: bytes, *, ttl: int | None = None) -> bytes:
+    """The data, if the token was made under the current or the previous secret (and, with ``ttl``, at most
+    that many seconds ago); else InvalidToken."""
+    return _current_box(purpose).decrypt(token, ttl=ttl)
 
 
 def reencrypt(purpose: str, token: bytes) -> bytes:

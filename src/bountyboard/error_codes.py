@@ -138,6 +138,9 @@ class ErrorCode(StrEnum):
     INVALID_EXPIRY = "invalid_expiry", 422, "A site form's key expiry is not one of the choices."
     NO_SCOPES = "no_scopes", 422, "A site form for a key ticks no scope."
     NO_EVENTS = "no_events", 422, "A site form for a webhook ticks no event kind."
+    AUTHORIZATION_REQUEST_INVALID = "authorization_request_invalid", 400, (
+        "The OAuth consent page's request is expired, altered, or names a client that is gone: start the "
+        "connection again from the client.")
 
     # MCP tools (a refused tool call carries the problem as its text)
     SERVICE_UNREACHABLE = "service_unreachable", 503, "The MCP server cannot reach the service."
@@ -146,6 +149,7 @@ class ErrorCode(StrEnum):
     FILE_PATH_NOT_ALLOWED = "file_path_not_allowed", 422, (
         "A local file named to an MCP tool is outside `bountyboard mcp --files-root` (or no root was named), "
         "or inside the CLI's configuration or state directory.")
+    INVALID_FILE_CONTENT = "invalid_file_content", 422, "The content of an MCP upload_file call is not base64."
 
     # The service itself
     INTERNAL_ERROR = "internal_error", 500, "The server failed; quote the requestId when reporting it."

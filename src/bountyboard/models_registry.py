@@ -10,6 +10,7 @@ from bountyboard.events import models as events_models  # noqa: F401
 from bountyboard.files import models as files_models  # noqa: F401
 from bountyboard.ledger import models as ledger_models  # noqa: F401
 from bountyboard.market import models as market_models  # noqa: F401
+from bountyboard.oauth import models as oauth_models  # noqa: F401
 from bountyboard.site import models as site_models  # noqa: F401
 
 metadata = Base.metadata

@@ -18,6 +18,7 @@ from bountyboard.config import get_settings
 from bountyboard.events import dispatcher
 from bountyboard.files import service as files_service
 from bountyboard.market import scheduled
+from bountyboard.oauth import provider as oauth_provider
 from bountyboard.site import sessions as site_sessions
 
 log = logging.getLogger("bountyboard.worker")
@@ -37,6 +38,7 @@ def periodic_jobs() -> list[PeriodicJob]:
         PeriodicJob("purge-events", 3600.0, dispatcher.purge_events),
         PeriodicJob("market-sweep", get_settings().sweep_interval_seconds, scheduled.sweep),
         PeriodicJob("purge-web-sessions", 3600.0, site_sessions.purge_expired),
+        PeriodicJob("purge-oauth-codes", 3600.0, oauth_provider.purge_expired_codes),
         PeriodicJob("sweep-uploads", get_settings().sweep_interval_seconds, files_service.sweep_uploads),
         PeriodicJob("seed-benchmark-registry", 3600.0, benchhub_service.seed_registry),
     ]

@@ -50,3 +50,5 @@ class ApiKey(Base):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The OAuth client the key was issued to as an access token (bountyboard.oauth); None for keys made by hand.
+    oauth_client_id: Mapped[str | None] = mapped_column(String(64), index=True)

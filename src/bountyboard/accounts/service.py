@@ -152,8 +152,10 @@ async def issue_key(
     name: str = "",
     expires_at: datetime | None = None,
     granting_scopes: frozenset[str] | None = None,
+    oauth_client_id: str | None = None,
 ) -> ApiKeyCreated:
-    """Create a key for ``owner``. ``granting_scopes`` are the creating key's scopes, if a key creates it."""
+    """Create a key for ``owner``. ``granting_scopes`` are the creating key's scopes, if a key creates it;
+    ``oauth_client_id`` the OAuth client it is issued to as an access token."""
     requested = sorted({Scope(scope) for scope in scopes})
     permitted = allowed_scopes(Role(owner.role), kind)
     not_for_kind = [scope.value for scope in requested if scope not in permitted]
@@ -182,6 +184,7 @@ async def issue_key(
         id=new_id("key"), user_id=owner.id, bot_id=bot_id, kind=kind.value, name=name,
         key_hash=hash_key(secret, get_settings().effective_secret_key), display_prefix=display_prefix(secret),
         scopes=[scope.value for scope in requested], created_at=now(), expires_at=expires_at,
+        oauth_client_id=oauth_client_id,
     )
     session.add(record)
     await session.commit()

@@ -1,6 +1,8 @@
 """The streamable-HTTP MCP endpoint at ``{base_url}/mcp``, served by the application itself.
 
-Every request must carry a valid bearer key (checked here, before the MCP session sees it); each
+Every request must carry a valid bearer key (checked here, before the MCP session sees it): an API key, or an
+OAuth access token (:mod:`bountyboard.oauth`, which issues API keys); a 401's challenge names the RFC 9728
+metadata (``resource_metadata``), where an MCP client finds the authorization server. Each
 tool call then runs the REST operation in-process with that same key, through the whole
 middleware stack, so scopes, idempotency, rate limits and errors are the REST API's own.
 Stateless (no session kept between requests), so any replica can answer any request.
@@ -35,6 +37,7 @@ from bountyboard.config import Settings, get_settings
 from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, Problem, send_problem
 from bountyboard.mcp_server.server import build_server
+from bountyboard.oauth import routes as oauth
 
 MCP_PATH = "/mcp"
 # Headers of the MCP request that the in-process REST call carries on.
@@ -81,11 +84,16 @@ async def _in_process(app: FastAPI, ctx: Context | None) -> AsyncIterator[AsyncC
 
 class _Guarded:
     """The session manager behind an Origin check (403) and a bearer-key check (401 problem+json, as on every
-    REST operation)."""
+    REST operation, its challenge naming the resource metadata when OAuth is served)."""
 
-    def __init__(self, sessions: StreamableHTTPSessionManager, origins: frozenset[str]) -> None:
+    def __init__(self, sessions: StreamableHTTPSessionManager, origins: frozenset[str],
+                 resource_metadata: str | None) -> None:
         self.sessions = sessions
         self.origins = origins
+        self.resource_metadata = resource_metadata
+
+    def _challenge(self, challenge: str) -> str:
+        return f'{challenge}, resource_metadata="{self.resource_metadata}"' if self.resource_metadata else challenge
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Request(scope).headers
@@ -98,27 +106,32 @@ class _Guarded:
         authorization = headers.get("authorization")
         if not authorization:
             await send_problem(send, scope, 401, ErrorCode.UNAUTHENTICATED,
-                               "The MCP endpoint needs an API key: send Authorization: Bearer svc-...",
-                               headers={"WWW-Authenticate": 'Bearer realm="bountyboard"'})
+                               "The MCP endpoint needs an API key or an OAuth access token: "
+                               "send Authorization: Bearer ...",
+                               headers={"WWW-Authenticate": self._challenge('Bearer realm="bountyboard"')})
             return
         try:
             async with get_database().sessionmaker() as session:
                 await authenticate_header(session, authorization)
         except Problem as problem:
-            await send_problem(send, scope, problem.status, problem.code, problem.detail, headers=problem.headers)
+            answered = dict(problem.headers or {})
+            if "WWW-Authenticate" in answered:
+                answered["WWW-Authenticate"] = self._challenge(answered["WWW-Authenticate"])
+            await send_problem(send, scope, problem.status, problem.code, problem.detail, headers=answered)
             return
         await self.sessions.handle_request(scope, receive, send)
 
 
 def install(app: FastAPI) -> None:
-    """Route ``/mcp`` to the MCP server; :func:`running` must wrap the application's lifespan."""
+    """Route ``/mcp`` to the MCP server, and OAuth for it; :func:`running` must wrap the application's lifespan."""
+    oauth.install(app, MCP_PATH)
     server = build_server(partial(_in_process, app))
     # The SDK's own Host and Origin checks answer plain text and would refuse the service's names behind a
     # proxy; _Guarded checks Origin instead, answering problem+json.
     server.streamable_http_app(stateless_http=True, json_response=True,
                                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
     app.state.mcp_sessions = server.session_manager
-    guarded = _Guarded(server.session_manager, allowed_origins(get_settings()))
+    guarded = _Guarded(server.session_manager, allowed_origins(get_settings()), oauth.resource_metadata_url(app))
     app.router.routes.append(Route(MCP_PATH, endpoint=guarded, methods=["POST"], include_in_schema=False))
 
 

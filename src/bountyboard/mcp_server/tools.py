@@ -11,11 +11,15 @@ To add a tool: write its function here and add a :class:`ToolSpec` to :data:`TOO
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
+import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Protocol, cast
 
 import anyio
@@ -27,6 +31,7 @@ from pydantic import Field
 
 from bountyboard.client import ApiError, AsyncClient, InvalidIdError, attachment_of
 from bountyboard.client.operations import fingerprint, submission_body
+from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import ArtifactType, Module
@@ -126,8 +131,8 @@ async def submit_result(
     files = cast(ConnectingServer, ctx.mcp_server).files
     if file_paths and files is None:
         return _refused(422, ErrorCode.FILE_PATHS_NEED_STDIO,
-                        "This server cannot read your files: upload them (POST /v1/agent/claims/{id}/uploads) and "
-                        "pass their fileKeys in attachments, or use bountyboard mcp over stdio.")
+                        "This server cannot read your files: send each one with upload_file and pass the fileKeys "
+                        "it answers in attachments, or use bountyboard mcp over stdio.")
     try:
         paths = await anyio.to_thread.run_sync(files.resolve, file_paths) if files and file_paths else []
     except FileRefused as refused:
@@ -140,6 +145,34 @@ async def submit_result(
         return await client.submit(claim_id, result_type.value, content, attached, idempotency_key=key)
 
     return await _call(ctx, upload_and_submit)
+
+
+async def upload_file(
+    ctx: Context,
+    claim_id: ClaimId,
+    file_name: Annotated[str, Field(min_length=1, max_length=255, description="The file's name, e.g. result.png")],
+    content_base64: Annotated[str, Field(description="The file's bytes, base64-encoded (standard alphabet, padded)")],
+    mime_type: Annotated[str | None, Field(description="Its media type; read from the bytes when omitted")] = None,
+) -> CallToolResult:
+    """Upload a file carried in the call itself, for callers with no file system in common with the server."""
+    limit = get_settings().mcp_upload_max_bytes
+    if len(content_base64) > 4 * (limit // 3 + 1):  # refused before decoding anything that large
+        return _refused(422, ErrorCode.FILE_TOO_LARGE, f"upload_file takes files of at most {limit} bytes.")
+    try:
+        data = base64.b64decode(content_base64, validate=True)
+    except (binascii.Error, ValueError):
+        return _refused(422, ErrorCode.INVALID_FILE_CONTENT, "content_base64 is not base64 (standard alphabet).")
+    if len(data) > limit:
+        return _refused(422, ErrorCode.FILE_TOO_LARGE, f"upload_file takes files of at most {limit} bytes.")
+
+    async def upload(client: AsyncClient) -> Any:
+        # The SDK uploads from a file (hashing it, then sending it in chunks): a private temporary one.
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "upload"
+            await anyio.to_thread.run_sync(path.write_bytes, data)
+            return await client.upload(claim_id, path, mime_type=mime_type, file_name=file_name)
+
+    return await _call(ctx, upload)
 
 
 async def appeal_claim(
@@ -184,6 +217,10 @@ TOOLS: tuple[ToolSpec, ...] = (
              "A claim's status, review state, expiry and nextAction.", read_only=True),
     ToolSpec(submit_result, "POST", "/v1/agent/claims/{id}/submit",
              "Submit the claim's result once. Safe to repeat: the same arguments give the first receipt."),
+    ToolSpec(upload_file, "POST", "/v1/agent/claims/{id}/uploads/{fileKey}/complete",
+             "Upload a file for an active claim, its bytes base64 in the call (a file over the server's limit is "
+             "refused with file_too_large, naming it); answers the stored upload: pass "
+             "{\"type\": ..., \"fileKey\": ...} in submit_result's attachments."),
     ToolSpec(heartbeat_claim, "POST", "/v1/agent/claims/{id}/heartbeat",
              "Extend an active claim's time to live while still working on it."),
     ToolSpec(release_claim, "POST", "/v1/agent/claims/{id}/release", "Give an active claim back unfinished."),
@@ -198,9 +235,10 @@ TOOLS: tuple[ToolSpec, ...] = (
 def rest_route(method: str, path: str) -> APIRoute:
     """The REST route a tool calls (its response model is the tool's output schema)."""
     from bountyboard.events.router import router as events_router
+    from bountyboard.files.router import router as files_router
     from bountyboard.market.router import agent_router
 
-    for route in (*agent_router.routes, *events_router.routes):
+    for route in (*agent_router.routes, *events_router.routes, *files_router.routes):
         if isinstance(route, APIRoute) and route.path == path and method in (route.methods or ()):
             return route
     raise LookupError(f"no REST operation {method} {path}")

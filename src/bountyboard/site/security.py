@@ -13,6 +13,7 @@ from starlette.types import Receive, Scope, Send
 from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
 from bountyboard.config import get_settings
 from bountyboard.files.downloads import FILE_PATH_PREFIX, FILE_POLICY
+from bountyboard.oauth.provider import CONSENT_PATH
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
@@ -25,6 +26,9 @@ _DOCS_POLICY = (
     "base-uri 'none'; frame-ancestors 'none'"
 )
 _DOCS_PATHS = ("/docs", "/docs/oauth2-redirect")
+# The OAuth consent form's answer redirects to the client's redirect URI (any origin, or a custom scheme), which
+# browsers check against form-action: that page alone leaves form-action out (its own form posts to 'self').
+_CONSENT_POLICY = CONTENT_SECURITY_POLICY.replace(" form-action 'self';", "")
 
 _COMMON = [
     (b"x-content-type-options", b"nosniff"),
@@ -38,6 +42,8 @@ _COMMON = [
 def _policy(path: str) -> str:
     if path in _DOCS_PATHS:
         return _DOCS_POLICY
+    if path == CONSENT_PATH:
+        return _CONSENT_POLICY
     if path.startswith(FILE_PATH_PREFIX):  # uploaded files: sandboxed, so nothing in them runs here
         return FILE_POLICY
     return CONTENT_SECURITY_POLICY

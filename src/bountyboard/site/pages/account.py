@@ -45,8 +45,12 @@ SIGNUP_PER_IP = RatePolicy("site-signup-ip", 20, 3600)
 _SAME_SITE_PATH = re.compile(r"^/(?![/\\])[A-Za-z0-9/_\-.~%?=&+:@!$'()*,;]*\Z")
 
 
+# Long enough for the OAuth consent page's URL, which carries the sealed authorization request.
+_MAX_NEXT_LENGTH = 4000
+
+
 def _safe_next(target: str) -> str:
-    return target if _SAME_SITE_PATH.match(target) and len(target) <= 500 else "/profile/"
+    return target if _SAME_SITE_PATH.match(target) and len(target) <= _MAX_NEXT_LENGTH else "/profile/"
 
 
 def _signed_in(response: RedirectResponse, token: str) -> RedirectResponse:
