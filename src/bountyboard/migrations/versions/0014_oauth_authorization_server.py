@@ -60,9 +60,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("api_keys", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_api_keys_oauth_client_id"))
-        batch_op.drop_column("oauth_client_id")
+    op.drop_index(op.f("ix_api_keys_oauth_client_id"), table_name="api_keys")
+    # A plain DROP COLUMN (SQLite 3.35+ has it), not batch mode: rebuilding api_keys on SQLite would drop
+    # the triggers 0009_accounts_version put on it, and revoked keys would then stay in other processes' caches.
+    op.drop_column("api_keys", "oauth_client_id")
     with op.batch_alter_table("oauth_authorization_codes", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_oauth_authorization_codes_expires_at"))
         batch_op.drop_index(batch_op.f("ix_oauth_authorization_codes_client_id"))
