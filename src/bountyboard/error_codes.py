@@ -162,7 +162,9 @@ class ErrorCode(StrEnum):
 # submission: skill.md and the agent manifest list these.
 UPLOAD_CODES: tuple[ErrorCode, ...] = (
     ErrorCode.FILE_TOO_LARGE, ErrorCode.CLAIM_UPLOAD_LIMIT, ErrorCode.SIZE_MISMATCH, ErrorCode.SHA256_MISMATCH,
-    ErrorCode.TYPE_MISMATCH, ErrorCode.UPLOAD_COMPLETED, ErrorCode.UPLOAD_MISSING, ErrorCode.INVALID_ATTACHMENT,
+    ErrorCode.TYPE_MISMATCH, ErrorCode.UPLOAD_COMPLETED, ErrorCode.UPLOAD_MISSING, ErrorCode.UPLOAD_IN_PROGRESS,
+    ErrorCode.UPLOAD_ABORTED, ErrorCode.PENDING_UPLOAD_LIMIT, ErrorCode.STORED_FILE_MISMATCH, ErrorCode.LINK_EXPIRED,
+    ErrorCode.INVALID_ATTACHMENT,
 )
 
 
