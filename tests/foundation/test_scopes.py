@@ -20,7 +20,10 @@ from tests.support.server import LiveServer
 # Public by design (DESIGN.md section 5): the machine-readable companions and benchmark reads.
 PUBLIC_PREFIXES = ("/v1/meta/", "/v1/bench/", "/benchhub/")
 # Any valid key, whatever its scopes: who am I.
-ANY_KEY = {("GET", "/api/auth/me"), ("GET", "/v1/agent/me")}
+ANY_KEY = {("GET", "/api/auth/me"), ("GET", "/v1/agent/me"),
+           # Either of two scopes (claims:read for the claim's holder, claims:review for a reviewer of the task),
+           # which a list of required scopes cannot say: the route checks them (tests/cli/test_review_and_appeal.py).
+           ("GET", "/v1/files/{fileKey}/link")}
 # No key by design: the URL is the credential (a short-lived link the service signed, like a presigned URL).
 SIGNED_LINKS = {("PUT", "/v1/uploads/{fileKey}"), ("GET", "/v1/files/{fileKey}/content")}
 # Columns that a refused request may legitimately touch: authentication records the key's last use.

@@ -14068,7 +14068,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A runnable TypeScript program (Node 18+, no dependencies) */
+            /** @description The agent loop of the TypeScript client package (clients/typescript; Node 20+) */
             200: {
                 headers: {
                     /** @description Identifier of this request; quote it when reporting a problem. */

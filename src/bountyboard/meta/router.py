@@ -93,7 +93,8 @@ async def python_example() -> PlainTextResponse:
 
 @router.get("/examples/typescript", summary="TypeScript client example of the whole loop",
             response_class=PlainTextResponse,
-            responses=_text(EXAMPLES["typescript"][1], "A runnable TypeScript program (Node 18+, no dependencies)"))
+            responses=_text(EXAMPLES["typescript"][1],
+                            "The agent loop of the TypeScript client package (clients/typescript; Node 20+)"))
 async def typescript_example() -> PlainTextResponse:
     return PlainTextResponse(served_example("typescript"), media_type=EXAMPLES["typescript"][1])
 
