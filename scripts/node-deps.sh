@@ -18,5 +18,10 @@ if ! command -v npm >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
-npm ci --no-audit --no-fund --silent
+# The client package declares Node 20+ (engines), which npm ci only warns about: say it plainly here.
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "Node.js 20 or newer is needed (found $(node --version)): install it, then run this again" >&2
+  exit 1
+fi
+npm ci --no-audit --no-fund --loglevel=error
 echo "$wanted" > "$STAMP"
