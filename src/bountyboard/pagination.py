@@ -15,17 +15,15 @@ from sqlalchemy import and_, or_
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.clock import as_utc
+from bountyboard.contract.pages import PAGE_NUMBER_MAX, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX
 from bountyboard.errors import ErrorCode, invalid
 from bountyboard.querystrings import QueryModel
 
 T = TypeVar("T")
 
-PAGE_SIZE_DEFAULT = 20
-PAGE_SIZE_MAX = 100
-
 
 class PageParams(BaseModel):
-    page: int = Field(1, ge=1, le=100_000, description="1-based page number")
+    page: int = Field(1, ge=1, le=PAGE_NUMBER_MAX, description="1-based page number")
     pageSize: int = Field(PAGE_SIZE_DEFAULT, ge=1, le=PAGE_SIZE_MAX, description="Items per page")
 
     @property

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from bountyboard.client import ApiError, AsyncClient, Client, MissingScopeError
+from bountyboard.client.operations import Operations
 from tests.client.loop import Marketplace
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
 
 def _methods(cls: type) -> dict[str, object]:
-    """The public methods, the shared ones of ``client.surface`` included, as read from the class."""
+    """The public methods, those of the shared base included, as read from the class."""
     return {name: member for name in dir(cls) if not name.startswith("_")
             and callable(member := getattr(cls, name))}
 
@@ -25,9 +26,10 @@ def _public(cls: type) -> dict[str, inspect.Signature]:
 
 
 def _comparable(signature: inspect.Signature) -> list[tuple[str, object, object]]:
-    """Parameters (name, kind, default) and the return annotation with the async wrapping taken off."""
+    """Parameters (name, kind, default, annotation) and the return annotation with the async wrapping taken off."""
     shown = str(signature.return_annotation).replace("AsyncIterator[", "Iterator[")
-    return [(p.name, p.kind, p.default) for p in signature.parameters.values()] + [("return", shown, None)]
+    return [(p.name, p.kind, p.default, p.annotation) for p in signature.parameters.values()] + [
+        ("return", shown, None, None)]
 
 
 def test_both_clients_offer_the_same_methods_with_the_same_signatures() -> None:
@@ -38,6 +40,7 @@ def test_both_clients_offer_the_same_methods_with_the_same_signatures() -> None:
         if name == "__init__":
             continue
         assert _comparable(signature) == _comparable(other), name
+        assert inspect.getdoc(getattr(Client, name)) == inspect.getdoc(getattr(AsyncClient, name)), name
     # Everything that talks to the service is awaited (or an async iterator) in the async client.
     for name, member in _methods(AsyncClient).items():
         if name in {"persisted_claims", "forget_claim"}:
@@ -46,6 +49,18 @@ def test_both_clients_offer_the_same_methods_with_the_same_signatures() -> None:
         assert inspect.iscoroutinefunction(member) or returns.startswith("AsyncIterator["), name
     sync_init = set(inspect.signature(Client.__init__).parameters)
     assert sync_init <= set(inspect.signature(AsyncClient.__init__).parameters)
+
+
+def test_every_operation_is_a_method_of_both_clients_with_its_parameters() -> None:
+    operations = {name: member for name, member in vars(Operations).items()
+                  if not name.startswith("_") and inspect.isfunction(member)}
+    clients = _public(Client)
+    assert set(operations) <= set(clients)
+    for name, operation in operations.items():
+        parameters = list(inspect.signature(operation).parameters.values())
+        mine = list(clients[name].parameters.values())
+        assert [(p.name, p.kind, p.default, p.annotation) for p in parameters] == \
+            [(p.name, p.kind, p.default, p.annotation) for p in mine], name
 
 
 @pytest.fixture()

@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from openapi_spec_validator import validate
 
 from bountyboard.accounts.auth import Actor, require
-from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.app import create_app
+from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.market.modules import ALLOWED_ARTIFACT_TYPES
 from bountyboard.meta.manifest import build_manifest
 from bountyboard.meta.openapi import HTTP_METHODS, agent_document, benchhub_document

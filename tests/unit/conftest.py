@@ -11,10 +11,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts import service as accounts
-from bountyboard.accounts.scopes import KeyKind, Scope
+from bountyboard.accounts.scopes import KeyKind
 from bountyboard.app import create_app
 from bountyboard.cli.ops import bootstrap_admin, run_with_session
 from bountyboard.config import get_settings
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import set_database, upgrade_database
 from tests.market.support import Market
 from tests.support.api import IN_PROCESS, Admin

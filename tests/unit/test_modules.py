@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from bountyboard.market.modules import ArtifactType, Module, is_claimable, submission_errors, task_rule_errors
+from bountyboard.contract.artifacts import ArtifactType
+from bountyboard.market.modules import Module, is_claimable, submission_errors, task_rule_errors
 
 M = Module
 # A task of each module that breaks no rule (stored column names, as the service passes them).

@@ -16,6 +16,7 @@ import pytest
 
 from bountyboard.app import create_app
 from bountyboard.client import types as sdk
+from bountyboard.contract.artifacts import ArtifactType
 
 # SDK type -> the component schemas it stands for.
 SHAPES: dict[str, tuple[str, ...]] = {
@@ -36,6 +37,13 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "EventPage": ("CursorPage_EventOut_",),
     "ApiKey": ("ApiKeyOut", "ApiKeyCreated"),
     "Webhook": ("WebhookOut", "WebhookWithSecret"),
+    "Identity": ("CallerIdentity",),
+    "Submission": ("SubmissionOut",),
+    "ClaimDetail": ("ClaimDetail",),
+    "ClaimDetailPage": ("Page_ClaimDetail_",),
+    "Appeal": ("AppealOut",),
+    "Balance": ("Balance",),
+    "DeliveryAttempt": ("DeliveryAttemptOut",),
 }
 
 _PYTHON_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean",
@@ -103,3 +111,7 @@ def test_the_sdk_type_matches_its_schemas(name: str) -> None:
     assert sdk_required == required, name
     for field, annotation in fields.items():
         assert _python_types(annotation) == _schema_types(properties[field]), f"{name}.{field}"
+
+
+def test_the_sdks_artifact_types_are_the_contracts() -> None:
+    assert set(typing.get_args(sdk.ArtifactType)) == {kind.value for kind in ArtifactType}

@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.keys import hash_key, is_well_formed
 from bountyboard.accounts.models import ApiKey, Bot, User
-from bountyboard.accounts.scopes import KeyKind, Role, Scope
+from bountyboard.accounts.scopes import KeyKind, Role
 from bountyboard.clock import now
 from bountyboard.config import get_settings
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import BEFORE_TRANSACTION, accounts_stamp, get_database, request_session
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ratelimit import limit_key

@@ -14,7 +14,8 @@ from fastapi import Depends
 
 from bountyboard.accounts.auth import Actor, require, require_role, require_user_key
 from bountyboard.accounts.models import User
-from bountyboard.accounts.scopes import Role, Scope
+from bountyboard.accounts.scopes import Role
+from bountyboard.contract.scopes import Scope
 
 
 async def _admin(actor: Annotated[Actor, require(Scope.ADMIN)]) -> Actor:

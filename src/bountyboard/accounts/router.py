@@ -21,7 +21,7 @@ from bountyboard.accounts.schemas import (
     UserCreate,
     UserOut,
 )
-from bountyboard.accounts.scopes import Scope
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.pagination import DataList, Page, Paging

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, EmailStr, Field
 
-from bountyboard.accounts.scopes import KeyKind, Role, Scope
+from bountyboard.accounts.scopes import KeyKind, Role
+from bountyboard.contract.scopes import Scope
 
 
 class ApiModel(BaseModel):

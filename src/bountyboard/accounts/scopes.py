@@ -1,24 +1,10 @@
-"""Scopes, roles and which scopes each kind of key may carry (DESIGN.md section 5)."""
+"""Roles and which scopes each kind of key may carry (DESIGN.md section 5); the scopes: ``contract.scopes``."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-
-class Scope(StrEnum):
-    PROFILE_READ = "profile:read"
-    TASKS_READ = "tasks:read"
-    TASKS_CLAIM = "tasks:claim"
-    CLAIMS_SUBMIT = "claims:submit"
-    CLAIMS_READ = "claims:read"
-    JUDGE_READ = "judge:read"
-    LEADERBOARD_READ = "leaderboard:read"
-    AGENT_MANAGE = "agent:manage"
-    WEBHOOKS_MANAGE = "webhooks:manage"
-    RUNS_WRITE = "runs:write"
-    TASKS_PUBLISH = "tasks:publish"
-    CLAIMS_REVIEW = "claims:review"
-    ADMIN = "admin"
+from bountyboard.contract.scopes import AGENT_SCOPES, Scope
 
 
 class Role(StrEnum):
@@ -32,16 +18,6 @@ class KeyKind(StrEnum):
     BOT = "bot"
     USER = "user"
 
-
-# Scopes of the agent interface, in SPEC.md's order.
-AGENT_SCOPES: tuple[Scope, ...] = (
-    Scope.PROFILE_READ, Scope.TASKS_READ, Scope.TASKS_CLAIM, Scope.CLAIMS_SUBMIT, Scope.CLAIMS_READ,
-    Scope.JUDGE_READ, Scope.LEADERBOARD_READ, Scope.AGENT_MANAGE, Scope.WEBHOOKS_MANAGE,
-)
-
-RECOMMENDED_WORKER_SCOPES: tuple[Scope, ...] = (
-    Scope.TASKS_READ, Scope.TASKS_CLAIM, Scope.CLAIMS_READ, Scope.CLAIMS_SUBMIT,
-)
 
 _OPERATOR_SCOPES = frozenset({*AGENT_SCOPES, Scope.RUNS_WRITE})
 

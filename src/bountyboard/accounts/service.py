@@ -22,12 +22,13 @@ from bountyboard.accounts.schemas import (
     Limits,
     UserOut,
 )
-from bountyboard.accounts.scopes import KeyKind, Role, Scope, allowed_scopes
+from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
+from bountyboard.contract.pages import PAGE_SIZE_MAX
+from bountyboard.contract.scopes import Scope
 from bountyboard.errors import ErrorCode, Problem, conflict, invalid, not_found
 from bountyboard.ids import new_id
-from bountyboard.pagination import PAGE_SIZE_MAX
 
 MAX_ATTACHMENTS = 10  # shown to agents; the market's submission schema enforces it
 

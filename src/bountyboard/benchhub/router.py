@@ -14,7 +14,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard import ratelimit
 from bountyboard.accounts.auth import Actor, require_optional
 from bountyboard.accounts.dependencies import AdminActor
-from bountyboard.accounts.scopes import Scope
 from bountyboard.benchhub import pools, registry, results, service
 from bountyboard.benchhub.schemas import (
     BenchmarkRecord,
@@ -31,6 +30,7 @@ from bountyboard.benchhub.schemas import (
 from bountyboard.clock import rfc3339
 from bountyboard.conditional import still_fresh
 from bountyboard.config import get_settings
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.pagination import Page, Paging

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES
 from bountyboard.cli import tables
 from bountyboard.cli.session import JsonFlag, client_session, console, show, show_listing
 from bountyboard.client import Client
+from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES
 
 keys_app = typer.Typer(help="API keys (operator keys).", invoke_without_command=True)
 

@@ -14,8 +14,9 @@ from rich.console import Console
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts import service as accounts
-from bountyboard.accounts.scopes import KeyKind, Role, Scope
+from bountyboard.accounts.scopes import KeyKind, Role
 from bountyboard.config import get_settings
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import get_database, set_database, upgrade_database
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.events.testdns import install as install_test_resolver

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -15,14 +16,14 @@ from bountyboard.client import Client
 review_app = typer.Typer(help="Review submissions (reviewer keys: claims:review).", no_args_is_help=True)
 
 
-def _with_download_links(client: Client, claim: dict[str, Any]) -> None:
+def _with_download_links(client: Client, claim: Mapping[str, Any]) -> None:
     """Give each attached file of the claim's submission its short-lived ``downloadUrl``."""
     for item in (claim.get("submission") or {}).get("attachments") or []:
         if item.get("fileKey"):
             item["downloadUrl"] = client.file_link(item["fileKey"])["downloadUrl"]
 
 
-def _holder(claim: dict[str, Any]) -> str:
+def _holder(claim: Mapping[str, Any]) -> str:
     return f"{claim.get('botName') or claim['botId']} ({claim['botId']})" if claim.get("botId") else "operator (no bot)"
 
 
@@ -30,7 +31,7 @@ def _numbered(items: list[str]) -> str:
     return "\n".join(f"{number}. {text}" for number, text in enumerate(items, 1))
 
 
-def _show_queued(claim: dict[str, Any]) -> None:
+def _show_queued(claim: Mapping[str, Any]) -> None:
     """One waiting submission as the reviewer needs it: the work itself, every attachment with a link to its
     bytes (printed whole, to be opened or copied), and the deliverables to tick."""
     submission = claim.get("submission") or {}

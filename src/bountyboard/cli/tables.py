@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -70,7 +70,7 @@ def table(title: str, columns: list[str], rows: list[list[Any]], whole: Collecti
     return Listing(title, columns, rows, whole)
 
 
-def fields(title: str, record: dict[str, Any]) -> Table:
+def fields(title: str, record: Mapping[str, Any]) -> Table:
     """One record as field/value rows; a value that is an id is never wrapped."""
     result = Table(title=Text(title) if title else None, title_justify="left", show_header=False)
     result.add_column("field", style="bold", no_wrap=True)

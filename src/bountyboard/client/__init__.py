@@ -10,9 +10,9 @@
 """
 
 from bountyboard.client.aio import AsyncClient
+from bountyboard.client.calls import InvalidIdError, MissingScopeError, attachment_of
 from bountyboard.client.client import Client
 from bountyboard.client.exceptions import BountyboardError
-from bountyboard.client.operations import InvalidIdError, MissingScopeError, attachment_of
 from bountyboard.client.transport import ApiError, AsyncTransport, Transport
 from bountyboard.client.worker import Worker, WorkerOptions
 

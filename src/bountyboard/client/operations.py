@@ -1,185 +1,41 @@
 """Every operation of the SDK, written once for the synchronous and the asynchronous client.
 
-An operation is a generator (sans I/O): it yields a :class:`Call` and receives the decoded JSON
-answer (or has the :class:`~bountyboard.client.transport.ApiError` thrown into it), and returns
-the result. Streams also yield :class:`Item` (one value for the caller) and :class:`Sleep` (wait
-before polling again). :class:`~bountyboard.client.Client` drives them with blocking I/O and
+Each operation is a generator (sans I/O, see :mod:`.calls`): it checks the scope it needs, yields its
+requests and returns the result, keeping the crash-safe state of claims and submissions on the way.
+:class:`~bountyboard.client.Client` drives them with blocking I/O and
 :class:`~bountyboard.client.AsyncClient` with awaited I/O, so scopes, bodies, idempotency keys and
-crash-safe state have one implementation.
-
-An operation's parameters, defaults and docstring are those of the client method that runs it: to
-add an operation, write its generator here (or, for one request about one resource, its
-:class:`Endpoint`), then name it once in :class:`~bountyboard.client.surface.Surface`, the table both
-clients are made from.
+state have one implementation. To add one: write its generator here, then one method on each client
+(``tests/client/test_async_client.py`` holds the two clients to the same methods and signatures).
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
-import json
-import re
 import uuid
-from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
-from urllib.parse import quote
+from typing import Any, cast
 
-from bountyboard.accounts.scopes import Scope
 from bountyboard.client import types as t
-from bountyboard.client.exceptions import BountyboardError
+from bountyboard.client.calls import (
+    FILE_CHUNK_BYTES,
+    Call,
+    FileOp,
+    Item,
+    MissingScopeError,
+    Op,
+    PutFile,
+    Sleep,
+    Stream,
+    fingerprint,
+    resource_path,
+    submission_body,
+)
+from bountyboard.client.media import guess_mime_type
 from bountyboard.client.state import StateFile
 from bountyboard.client.transport import ApiError
-from bountyboard.files.content_types import artifact_type_for, guess_mime_type
-from bountyboard.ids import Prefix, is_id
-from bountyboard.pagination import PAGE_SIZE_MAX
-
-T = TypeVar("T")
-DEFAULT_BASE_URL = "http://127.0.0.1:8000"
-FILE_CHUNK_BYTES = 256 * 1024
-
-
-@dataclass(frozen=True)
-class Call:
-    method: str
-    path: str
-    params: dict[str, Any] | None = None
-    body: Any = None
-    idempotency_key: str | None = None
-
-
-@dataclass(frozen=True)
-class PutFile:
-    """Send a file's bytes to an upload URL (the clients' transports do it without the API key)."""
-
-    url: str
-    headers: dict[str, str]
-    path: Path
-    size: int
-    on_progress: Callable[[int], None] | None = None
-
-    def chunks(self) -> Iterator[bytes]:
-        with self.path.open("rb") as file:
-            while chunk := file.read(FILE_CHUNK_BYTES):
-                if self.on_progress is not None:
-                    self.on_progress(len(chunk))
-                yield chunk
-
-
-@dataclass(frozen=True)
-class Sleep:
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Item(Generic[T]):
-    value: T
-
-
-@dataclass(frozen=True)
-class Done(Generic[T]):
-    value: T
-
-
-Op = Generator[Call, Any, T]
-# An operation that also moves a file's bytes (a generator is covariant in what it yields: every Op is one).
-FileOp = Generator[Call | PutFile, Any, T]
-Stream = Generator[Call | Sleep | Item[T], Any, None]
-
-
-def advance(op: FileOp[T], outcome: Any) -> Call | PutFile | Done[T]:
-    """The operation's next request, or its result, once given the outcome of the last request: its decoded
-    answer, or the exception it raised (thrown into the operation, which may record it and re-raise)."""
-    try:
-        return op.throw(outcome) if isinstance(outcome, Exception) else op.send(outcome)
-    except StopIteration as done:
-        return Done(done.value)
-
-
-def step_of(stream: Stream[T], reply: Any) -> Call | Sleep | Item[T] | None:
-    """The stream's next step once given the last call's answer; None when it has ended."""
-    try:
-        return stream.send(reply)
-    except StopIteration:
-        return None
-
-
-class MissingScopeError(BountyboardError):
-    """The key lacks a scope the caller needs: stop, do not try the operation."""
-
-    def __init__(self, missing: Iterable[str], action: str = "this work") -> None:
-        self.missing = sorted(set(missing))
-        super().__init__(f"The API key lacks the scope{'s' if len(self.missing) > 1 else ''} "
-                         f"{', '.join(self.missing)} needed for {action}; refusing to continue.")
-
-
-class InvalidIdError(BountyboardError, ValueError):
-    """An argument naming a resource is not an id of that resource's kind: refused before any request."""
-
-    def __init__(self, parameter: str, prefix: str, value: object) -> None:
-        self.parameter = parameter
-        super().__init__(f"{parameter} must be an id of the form {prefix}_ followed by 26 lower-case letters and "
-                         f"digits; got {value!r}.")
-
-
-# The kind of id (bountyboard.ids) that each path parameter of the operations names.
-_PATH_IDS: dict[str, Prefix] = {"task_id": "task", "claim_id": "clm", "file_key": "upl", "key_id": "key",
-                               "webhook_id": "whk"}
-
-
-def resource_path(template: str, **ids: Any) -> str:
-    """``template`` (``/v1/agent/claims/{claim_id}/status``) with each parameter filled by the id of that name.
-
-    Every path that names a resource is built here. Each id must have its kind's form, and is percent-encoded
-    as well, so no argument can leave its path segment (``../``, ``?``, ``#``) to reach another operation
-    with the caller's key."""
-    for name, value in ids.items():
-        if not is_id(_PATH_IDS[name], value):
-            raise InvalidIdError(name, _PATH_IDS[name], value)
-    return template.format_map({name: quote(value, safe="") for name, value in ids.items()})
-
-
-def fingerprint(body: Any) -> str:
-    """A digest of a JSON body that does not depend on key order."""
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def attachment_of(upload: t.Upload, artifact_type: str | None = None) -> t.Attachment:
-    """A submission attachment naming an upload; its artifact type follows the file's media type unless given."""
-    kind = artifact_type or artifact_type_for(upload["mimeType"]).value
-    return cast(t.Attachment, {"type": kind, "fileKey": upload["fileKey"], "fileName": upload["fileName"]})
-
-
-def submission_body(result_type: str, content: str | None,
-                    attachments: list[t.Attachment] | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"resultType": result_type}
-    if content is not None:
-        body["content"] = content
-    if attachments:
-        body["attachments"] = list(attachments)
-    return body
-
-
-class Endpoint(Generic[T]):
-    """An operation that is one request needing one scope, about the one resource its path names
-    (``/v1/agent/claims/{claim_id}/status``): the resource's id, by that name, is its only argument."""
-
-    def __init__(self, scope: Scope, action: str, method: str, path: str) -> None:
-        (self.parameter,) = re.findall(r"{(\w+)}", path)
-        self.scope, self.action, self.method, self.path = scope, action, method, path
-        self.__doc__ = f"``{method} {path}`` (needs the ``{scope}`` scope)."
-        self.__signature__ = inspect.Signature([
-            inspect.Parameter("ops", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-            inspect.Parameter(self.parameter, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str")])
-
-    if TYPE_CHECKING:
-        def __call__(self, ops: Operations, resource_id: str, /) -> Op[T]: ...
-    else:
-        def __call__(self, ops: Operations, *args: str, **kwargs: str) -> Op[T]:
-            resource_id = self.__signature__.bind(ops, *args, **kwargs).arguments[self.parameter]
-            call = Call(self.method, resource_path(self.path, **{self.parameter: resource_id}))
-            return ops._call(self.scope, self.action, call)
+from bountyboard.contract.pages import PAGE_SIZE_MAX
+from bountyboard.contract.scopes import Scope
 
 
 class Operations:
@@ -212,8 +68,9 @@ class Operations:
         self._scopes = frozenset(context["scopes"])
         return context
 
-    def whoami(self) -> Op[dict[str, Any]]:
-        return cast(dict[str, Any], (yield Call("GET", "/api/auth/me")))
+    def whoami(self) -> Op[t.Identity]:
+        """Who the key speaks for (``GET /api/auth/me``); needs no scope."""
+        return cast(t.Identity, (yield Call("GET", "/api/auth/me")))
 
     def require_scopes(self, scopes: Iterable[str | Scope], action: str = "this work") -> Op[t.ActorContext]:
         """Start-up check: fail closed unless the key carries every scope in ``scopes``."""
@@ -227,6 +84,7 @@ class Operations:
 
     def list_tasks(self, *, module: str | None = None, status: str | None = None, page: int | None = None,
                    page_size: int | None = None, after: str | None = None) -> Op[t.TaskPage]:
+        """One page of the tasks the key may see (``GET /v1/agent/tasks``); ``after`` is a page's ``nextCursor``."""
         yield from self._need(Scope.TASKS_READ, "listing tasks")
         params = {"module": module, "status": status, "page": page, "pageSize": page_size, "after": after}
         return cast(t.TaskPage, (yield Call("GET", "/v1/agent/tasks", params)))
@@ -243,7 +101,10 @@ class Operations:
                 return
             page, after = page + 1, result.get("nextCursor")
 
-    get_task = Endpoint[t.Task](Scope.TASKS_READ, "reading a task", "GET", "/v1/agent/tasks/{task_id}")
+    def get_task(self, task_id: str) -> Op[t.Task]:
+        """A task (``GET /v1/agent/tasks/{taskId}``, needs ``tasks:read``)."""
+        path = resource_path("/v1/agent/tasks/{task_id}", task_id=task_id)
+        return self._call(Scope.TASKS_READ, "reading a task", Call("GET", path))
 
     def claim(self, task_id: str) -> Op[t.ClaimCreated]:
         """Claim a task. The claim's idempotency key and then its id are persisted: after a crash, calling
@@ -279,16 +140,23 @@ class Operations:
 
     def list_claims(self, *, status: str | None = None, page: int | None = None,
                     after: str | None = None) -> Op[t.ClaimPage]:
+        """One page of the key's claims (``GET /v1/agent/claims``), newest first."""
         yield from self._need(Scope.CLAIMS_READ, "listing claims")
         params = {"status": status, "page": page, "after": after}
         return cast(t.ClaimPage, (yield Call("GET", "/v1/agent/claims", params)))
 
-    claim_status = Endpoint[t.ClaimStatus](Scope.CLAIMS_READ, "reading a claim's status",
-                                           "GET", "/v1/agent/claims/{claim_id}/status")
-    heartbeat = Endpoint[t.ClaimStatus](Scope.TASKS_CLAIM, "extending a claim",
-                                        "POST", "/v1/agent/claims/{claim_id}/heartbeat")
+    def claim_status(self, claim_id: str) -> Op[t.ClaimStatus]:
+        """A claim's state and its next action (``GET /v1/agent/claims/{claimId}/status``, needs ``claims:read``)."""
+        path = resource_path("/v1/agent/claims/{claim_id}/status", claim_id=claim_id)
+        return self._call(Scope.CLAIMS_READ, "reading a claim's status", Call("GET", path))
+
+    def heartbeat(self, claim_id: str) -> Op[t.ClaimStatus]:
+        """Extend a claim's lease (``POST /v1/agent/claims/{claimId}/heartbeat``, needs ``tasks:claim``)."""
+        path = resource_path("/v1/agent/claims/{claim_id}/heartbeat", claim_id=claim_id)
+        return self._call(Scope.TASKS_CLAIM, "extending a claim", Call("POST", path))
 
     def release(self, claim_id: str) -> Op[t.ClaimStatus]:
+        """Give a claim back before its deadline; the state file forgets it."""
         path = resource_path("/v1/agent/claims/{claim_id}/release", claim_id=claim_id)
         yield from self._need(Scope.TASKS_CLAIM, "releasing a claim")
         released = cast(t.ClaimStatus, (yield Call("POST", path)))
@@ -352,11 +220,12 @@ class Operations:
         the service alone decides."""
         return cast(t.DownloadLink, (yield Call("GET", resource_path("/v1/files/{file_key}/link", file_key=file_key))))
 
-    def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> Op[dict[str, Any]]:
+    def appeal(self, claim_id: str, reason: str, evidence_urls: list[str] | None = None) -> Op[t.Appeal]:
+        """Appeal a rejected submission within its appeal window."""
         path = resource_path("/v1/agent/claims/{claim_id}/appeal", claim_id=claim_id)
         yield from self._need(Scope.CLAIMS_SUBMIT, "appealing a review")
         body = {"reason": reason, "evidenceUrls": evidence_urls or []}
-        return cast(dict[str, Any], (yield Call("POST", path, body=body)))
+        return cast(t.Appeal, (yield Call("POST", path, body=body)))
 
     # Publishing and review -----------------------------------------------------------------------
 
@@ -370,12 +239,14 @@ class Operations:
         draft = yield Call("POST", "/v1/tasks", body=body)
         return cast(t.Task, (yield Call("POST", resource_path("/v1/tasks/{task_id}/publish", task_id=draft["id"]))))
 
-    def review_queue(self, *, module: str | None = None, page: int | None = None) -> Op[dict[str, Any]]:
+    def review_queue(self, *, module: str | None = None, page: int | None = None) -> Op[t.ClaimDetailPage]:
+        """Submissions awaiting review, oldest first (needs ``claims:review``)."""
         return self._call(Scope.CLAIMS_REVIEW, "reading the review queue",
                           Call("GET", "/v1/review/queue", {"module": module, "page": page}))
 
     def review(self, claim_id: str, decision: str, comment: str = "", *, score: float | None = None,
-               deliverables: list[bool] | None = None) -> Op[dict[str, Any]]:
+               deliverables: list[bool] | None = None) -> Op[t.ClaimDetail]:
+        """Accept or reject a submission (``decision`` is ``accept`` or ``reject``; needs ``claims:review``)."""
         path = resource_path("/v1/review/claims/{claim_id}", claim_id=claim_id)
         yield from self._need(Scope.CLAIMS_REVIEW, "reviewing a submission")
         body: dict[str, Any] = {"decision": decision, "comment": comment}
@@ -383,15 +254,17 @@ class Operations:
             body["score"] = score
         if deliverables is not None:
             body["deliverables"] = deliverables
-        return cast(dict[str, Any], (yield Call("POST", path, body=body)))
+        return cast(t.ClaimDetail, (yield Call("POST", path, body=body)))
 
-    def balance(self) -> Op[dict[str, Any]]:
+    def balance(self) -> Op[t.Balance]:
+        """The operator's balance (``GET /v1/profile/balance``)."""
         return self._call(Scope.PROFILE_READ, "reading the balance", Call("GET", "/v1/profile/balance"))
 
     # Events --------------------------------------------------------------------------------------
 
     def events(self, *, after: str | None = None, types: Iterable[str] | None = None,
                limit: int | None = None) -> Op[t.EventPage]:
+        """One page of the events the key may see, after the cursor ``after``."""
         yield from self._need(Scope.CLAIMS_READ, "reading events")
         params = {"after": after, "types": ",".join(types) if types else None, "limit": limit}
         return cast(t.EventPage, (yield Call("GET", "/v1/agent/events", params)))
@@ -436,20 +309,24 @@ class Operations:
             page += 1
 
     def bots(self) -> Op[list[t.Bot]]:
+        """Every bot of the operator."""
         yield from self._need(Scope.AGENT_MANAGE, "listing bots")
         return cast(list[t.Bot], (yield from self._every("/v1/agent/bots")))
 
     def create_bot(self, name: str, description: str = "", max_active_claims: int = 1) -> Op[t.Bot]:
+        """A new bot of the operator (needs ``agent:manage``)."""
         yield from self._need(Scope.AGENT_MANAGE, "creating a bot")
         body = {"name": name, "description": description, "maxActiveClaims": max_active_claims}
         return cast(t.Bot, (yield Call("POST", "/v1/agent/bots", body=body)))
 
     def keys(self) -> Op[list[t.ApiKey]]:
+        """The operator's API keys (without their secrets)."""
         yield from self._need(Scope.PROFILE_READ, "listing API keys")
         return cast(list[t.ApiKey], (yield Call("GET", "/v1/profile/api-keys"))["data"])
 
     def create_key(self, kind: str, scopes: list[str], *, bot_id: str | None = None, name: str = "",
                    expires_at: str | None = None) -> Op[t.ApiKey]:
+        """A new API key; its secret is in the answer's ``key``, shown this once."""
         yield from self._need(Scope.AGENT_MANAGE, "creating an API key")
         body: dict[str, Any] = {"kind": kind, "scopes": scopes, "name": name}
         if bot_id:
@@ -458,26 +335,39 @@ class Operations:
             body["expiresAt"] = expires_at
         return cast(t.ApiKey, (yield Call("POST", "/v1/profile/api-keys", body=body)))
 
-    revoke_key = Endpoint[t.ApiKey](Scope.AGENT_MANAGE, "revoking an API key",
-                                    "DELETE", "/v1/profile/api-keys/{key_id}")
+    def revoke_key(self, key_id: str) -> Op[t.ApiKey]:
+        """Revoke an API key (``DELETE /v1/profile/api-keys/{keyId}``, needs ``agent:manage``)."""
+        path = resource_path("/v1/profile/api-keys/{key_id}", key_id=key_id)
+        return self._call(Scope.AGENT_MANAGE, "revoking an API key", Call("DELETE", path))
 
     def webhooks(self) -> Op[list[t.Webhook]]:
+        """Every webhook of the key's owner."""
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhooks")
         return cast(list[t.Webhook], (yield from self._every("/v1/agent/webhooks")))
 
     def create_webhook(self, url: str, events: list[str], description: str = "") -> Op[t.Webhook]:
+        """A new webhook; its signing secret is in the answer's ``secret``, shown this once."""
         yield from self._need(Scope.WEBHOOKS_MANAGE, "creating a webhook")
         body = {"url": url, "events": events, "description": description}
         return cast(t.Webhook, (yield Call("POST", "/v1/agent/webhooks", body=body)))
 
-    delete_webhook = Endpoint[t.Webhook](Scope.WEBHOOKS_MANAGE, "deleting a webhook",
-                                         "DELETE", "/v1/agent/webhooks/{webhook_id}")
-    rotate_webhook_secret = Endpoint[t.Webhook](Scope.WEBHOOKS_MANAGE, "rotating a webhook secret",
-                                                "POST", "/v1/agent/webhooks/{webhook_id}/rotate-secret")
-    test_webhook = Endpoint[t.Event](Scope.WEBHOOKS_MANAGE, "testing a webhook",
-                                     "POST", "/v1/agent/webhooks/{webhook_id}/test")
+    def delete_webhook(self, webhook_id: str) -> Op[t.Webhook]:
+        """Delete a webhook (``DELETE /v1/agent/webhooks/{webhookId}``, needs ``webhooks:manage``)."""
+        path = resource_path("/v1/agent/webhooks/{webhook_id}", webhook_id=webhook_id)
+        return self._call(Scope.WEBHOOKS_MANAGE, "deleting a webhook", Call("DELETE", path))
 
-    def webhook_deliveries(self, webhook_id: str) -> Op[list[dict[str, Any]]]:
+    def rotate_webhook_secret(self, webhook_id: str) -> Op[t.Webhook]:
+        """A new signing secret; the old one keeps working for a while (needs ``webhooks:manage``)."""
+        path = resource_path("/v1/agent/webhooks/{webhook_id}/rotate-secret", webhook_id=webhook_id)
+        return self._call(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret", Call("POST", path))
+
+    def test_webhook(self, webhook_id: str) -> Op[t.Event]:
+        """Send a test event to a webhook now (needs ``webhooks:manage``)."""
+        path = resource_path("/v1/agent/webhooks/{webhook_id}/test", webhook_id=webhook_id)
+        return self._call(Scope.WEBHOOKS_MANAGE, "testing a webhook", Call("POST", path))
+
+    def webhook_deliveries(self, webhook_id: str) -> Op[list[t.DeliveryAttempt]]:
+        """The latest delivery attempts of a webhook, newest first."""
         path = resource_path("/v1/agent/webhooks/{webhook_id}/deliveries", webhook_id=webhook_id)
         yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhook deliveries")
-        return cast(list[dict[str, Any]], (yield Call("GET", path))["data"])
+        return cast(list[t.DeliveryAttempt], (yield Call("GET", path))["data"])

@@ -24,6 +24,19 @@ class Operator(TypedDict):
     createdAt: str
 
 
+class Identity(TypedDict):
+    """Who the key speaks for (``GET /api/auth/me``)."""
+
+    id: str
+    actorType: Literal["bot", "user"]
+    email: str
+    displayName: str
+    role: str
+    botId: str | None
+    keyId: str
+    scopes: list[str]
+
+
 class ActorLimits(TypedDict):
     maxActiveClaims: int
     maxAttachments: int
@@ -116,6 +129,51 @@ class ClaimPage(TypedDict):
     nextCursor: str | None
 
 
+class Submission(TypedDict):
+    id: str
+    resultType: ArtifactType
+    content: str | None
+    attachments: list[dict[str, Any]]
+    contentSha256: str
+    submittedAt: str
+
+
+class ClaimDetail(ClaimStatus):
+    """A claim as its task's publisher and reviewers see it: with the task's title and the submission."""
+
+    taskTitle: str
+    taskDeliverables: list[str]
+    botName: str | None
+    submission: Submission | None
+
+
+class ClaimDetailPage(TypedDict):
+    data: list[ClaimDetail]
+    page: int
+    pageSize: int
+    total: int
+    hasMore: bool
+
+
+class Appeal(TypedDict):
+    id: str
+    claimId: str
+    taskId: str
+    status: str
+    reason: str
+    evidenceUrls: list[str]
+    outcome: str | None
+    comment: str | None
+    createdAt: str
+    resolvedAt: str | None
+
+
+class Balance(TypedDict):
+    account: str
+    balance: float
+    balanceCents: int
+
+
 class Attachment(TypedDict):
     type: ArtifactType
     fileKey: NotRequired[str | None]
@@ -197,3 +255,17 @@ class Webhook(TypedDict):
     createdAt: str
     updatedAt: str
     secret: NotRequired[str]
+
+
+class DeliveryAttempt(TypedDict):
+    id: str
+    webhookId: str
+    eventId: str
+    eventType: str
+    attempt: int
+    status: Literal["succeeded", "failed"]
+    statusCode: int | None
+    latencyMs: int | None
+    responseExcerpt: str | None
+    error: str | None
+    attemptedAt: str

@@ -19,11 +19,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES
 from bountyboard.client import types as t
 from bountyboard.client.client import Client
 from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.transport import ApiError
+from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES
 
 FINAL_REVIEW_STATES = frozenset({"accepted", "rejected", "appeal_upheld", "appeal_denied"})
 REVIEW_EVENTS = ("claim.reviewed", "appeal.resolved")

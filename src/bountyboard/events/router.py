@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, status
 
 from bountyboard.accounts.auth import Actor, require
-from bountyboard.accounts.scopes import Scope
+from bountyboard.contract.pages import PAGE_SIZE_MAX
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep
 from bountyboard.errors import ErrorCode, invalid, problem_responses
 from bountyboard.events import service, webhooks
@@ -22,7 +23,7 @@ from bountyboard.events.schemas import (
     WebhookWithSecret,
 )
 from bountyboard.events.service import Owner
-from bountyboard.pagination import PAGE_SIZE_MAX, CursorPage, Page, Paging
+from bountyboard.pagination import CursorPage, Page, Paging
 
 Manager = Annotated[Actor, require(Scope.WEBHOOKS_MANAGE)]
 Limit = Annotated[int, Query(ge=1, le=PAGE_SIZE_MAX, description="Items per page (at most 100).")]

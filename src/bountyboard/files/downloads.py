@@ -25,12 +25,13 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.auth import Actor
-from bountyboard.accounts.scopes import Scope
 from bountyboard.clock import rfc3339
 from bountyboard.config import get_settings
+from bountyboard.contract.artifacts import RASTER_IMAGES
+from bountyboard.contract.scopes import Scope
 from bountyboard.errors import ErrorCode, Problem, not_found
 from bountyboard.files import links, storage
-from bountyboard.files.content_types import RASTER_IMAGES, shown_inline
+from bountyboard.files.content_types import shown_inline
 from bountyboard.files.models import Upload, UploadStatus
 from bountyboard.files.schemas import DownloadLink
 from bountyboard.market.models import Claim, Task

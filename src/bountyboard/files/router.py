@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from bountyboard.accounts.auth import Actor, require, require_optional
-from bountyboard.accounts.scopes import Scope
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.files import downloads, links, service

@@ -36,10 +36,11 @@ from starlette.requests import ClientDisconnect
 from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
+from bountyboard.contract.artifacts import normalise
 from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.files import links, storage
-from bountyboard.files.content_types import Sniffer, fits_artifact, normalise
+from bountyboard.files.content_types import Sniffer, fits_artifact
 from bountyboard.files.models import OPEN_STATUSES, Upload, UploadStatus
 from bountyboard.files.schemas import UploadOut, UploadRequest, UploadSlot
 from bountyboard.ids import new_id

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import AdminActor
-from bountyboard.accounts.scopes import Scope
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.ledger import service

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
+from bountyboard.contract.artifacts import ArtifactType
+
 
 class Module(StrEnum):
     FUN = "fun"
@@ -20,16 +22,6 @@ class Module(StrEnum):
     TRANSLATE = "translate"
     JUDGE = "judge"
     SHOW = "show"
-
-
-class ArtifactType(StrEnum):
-    TEXT = "text"
-    IMAGE = "image"
-    DOCUMENT = "document"
-    AUDIO = "audio"
-    GITHUB_URL = "github_url"
-    WEB_APP_URL = "web_app_url"
-    EXTERNAL_LINK = "external_link"
 
 
 A = ArtifactType

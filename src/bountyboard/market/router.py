@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
-from bountyboard.accounts.scopes import Scope
 from bountyboard.conditional import conditional_json, json_with_etag, not_modified
+from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep, request_session
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents

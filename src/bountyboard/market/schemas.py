@@ -12,8 +12,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 
 from bountyboard.accounts.schemas import ApiModel
 from bountyboard.camel import CamelModel, Timestamp
+from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.market.models import ClaimStatus, TaskStatus
-from bountyboard.market.modules import ArtifactType, Module
+from bountyboard.market.modules import Module
 from bountyboard.pagination import CursorListQuery
 
 Money = Decimal

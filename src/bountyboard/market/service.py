@@ -20,6 +20,7 @@ from bountyboard.accounts.models import Bot, User
 from bountyboard.accounts.scopes import Role
 from bountyboard.clock import as_utc, now, rfc3339
 from bountyboard.config import get_settings
+from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
@@ -34,7 +35,7 @@ from bountyboard.market.models import (
     Task,
     TaskStatus,
 )
-from bountyboard.market.modules import ArtifactType, Module, allowed_types, is_claimable, task_rule_errors
+from bountyboard.market.modules import Module, allowed_types, is_claimable, task_rule_errors
 from bountyboard.market.schemas import (
     AgentClaimStatus,
     AgentTask,

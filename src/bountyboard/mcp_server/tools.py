@@ -30,11 +30,12 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 
 from bountyboard.client import ApiError, AsyncClient, InvalidIdError, attachment_of
-from bountyboard.client.operations import fingerprint, submission_body
+from bountyboard.client.calls import fingerprint, submission_body
 from bountyboard.config import get_settings
+from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.errors import ErrorCode
 from bountyboard.market.models import TaskStatus
-from bountyboard.market.modules import ArtifactType, Module
+from bountyboard.market.modules import Module
 from bountyboard.market.schemas import Attachment
 from bountyboard.mcp_server.files import FileRefused, LocalFiles
 

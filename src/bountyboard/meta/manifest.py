@@ -14,8 +14,10 @@ from fastapi import FastAPI
 
 from bountyboard.accounts.keys import KEY_PREFIX
 from bountyboard.accounts.schemas import BotCreate
-from bountyboard.accounts.scopes import AGENT_SCOPES, RECOMMENDED_WORKER_SCOPES, KeyKind, Scope
+from bountyboard.accounts.scopes import KeyKind
 from bountyboard.config import get_settings
+from bountyboard.contract.pages import PAGE_SIZE_MAX
+from bountyboard.contract.scopes import AGENT_SCOPES, RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.error_codes import UPLOAD_CODES
 from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS
 from bountyboard.idempotency import RETENTION
@@ -35,7 +37,6 @@ from bountyboard.meta import schemas
 from bountyboard.meta.discovery import AGENT_CARD_PATH
 from bountyboard.meta.openapi import AGENT_API_VERSION, HTTP_METHODS, agent_document, benchhub_document
 from bountyboard.meta.rules import submission_rules
-from bountyboard.pagination import PAGE_SIZE_MAX
 
 BENCHMARK_SCOPES: tuple[Scope, ...] = (Scope.PROFILE_READ, Scope.RUNS_WRITE)
 FINAL_SIGNALS: tuple[str, ...] = ("claim.reviewed", "appeal.resolved")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bountyboard.accounts.keys import KEY_PREFIX
-from bountyboard.accounts.scopes import Scope
+from bountyboard.contract.scopes import Scope
 from bountyboard.meta.openapi import HTTP_METHODS
 
 SCHEMA_URL = "https://schema.getpostman.com/json/collection/v2.1.0/collection.json"

@@ -30,8 +30,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as ASGIScope
 
-from bountyboard.accounts.scopes import BOT_KEY_SCOPES, Scope
+from bountyboard.accounts.scopes import BOT_KEY_SCOPES
 from bountyboard.config import get_settings
+from bountyboard.contract.scopes import Scope
 from bountyboard.errors import Problem, send_problem
 from bountyboard.oauth.provider import Provider
 from bountyboard.ratelimit import RatePolicy, enforce

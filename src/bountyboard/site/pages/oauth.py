@@ -15,8 +15,9 @@ from mcp.server.auth.provider import construct_redirect_uri
 from mcp.shared.auth import OAuthClientInformationFull
 
 from bountyboard.accounts import service as accounts
-from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES, KeyKind, Role, Scope, allowed_scopes
+from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
 from bountyboard.config import get_settings
+from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.oauth.provider import CONSENT_PATH, PendingAuthorization, issue_code, load_client, open_request
 from bountyboard.site import web

@@ -9,8 +9,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.schemas import ApiKeyCreated
-from bountyboard.accounts.scopes import RECOMMENDED_WORKER_SCOPES, KeyKind, Role, Scope, allowed_scopes
+from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
 from bountyboard.clock import now
+from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger import service as ledger
 from bountyboard.site import web
