@@ -42,6 +42,7 @@ PATH = "/usr/local/bin:/usr/bin:/bin"
 # set up. Without it the run is an ``error``, whatever bubblewrap's exit status says.
 _STARTED = b"sandbox-started"
 _CHUNK = 65536
+_REAP_SEC = 5.0
 
 
 class Outcome(StrEnum):
@@ -114,12 +115,15 @@ class Sandbox:
                 _hand_over(mount.source, uid)
         read_fd, write_fd = os.pipe()
         argv = [*_prlimit_argv(limits), *_bwrap_argv(self.bwrap, mounts, cwd, env or {}, limits, write_fd),
-                "/bin/sh", "-c", f'printf {_STARTED.decode()} >&{write_fd} && exec {write_fd}>&- && exec "$@"',
-                "sh", *command]
+                "/bin/bash", "-c", f'printf {_STARTED.decode()} >&{write_fd} && exec {write_fd}>&- && exec "$@"',
+                "bash", *command]
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT, pass_fds=(write_fd,), process_group=0,
+                # bubblewrap's own processes (the sandbox's pid 1 among them, whose /proc/1/environ the
+                # command can read) get no variable of this process: the service's secrets stay out.
+                env={"PATH": PATH},
                 user=None if uid == os.getuid() else uid, group=None if uid == os.getuid() else uid,
                 extra_groups=None if uid == os.getuid() else [])
         except OSError as exc:
@@ -132,7 +136,8 @@ class Sandbox:
             outcome, output = await _collect(process, limits)
         finally:
             _kill(process, uid, stragglers=outcome is not Outcome.EXITED)
-            await process.wait()
+            with contextlib.suppress(TimeoutError):  # killed: its exit is near; never wait unbounded
+                await asyncio.wait_for(process.wait(), _REAP_SEC)
         marker = _read_all(read_fd)
         duration_ms = int((time.monotonic() - started) * 1000)
         if marker != _STARTED and outcome is Outcome.EXITED:
@@ -183,6 +188,7 @@ def _bwrap_argv(bwrap: str, mounts: Sequence[Mount], cwd: str, env: Mapping[str,
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     for mount in mounts:
         argv += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
+    argv += ["--remount-ro", "/"]  # the root bubblewrap built (/etc, the mount points) is read-only too
     argv += ["--chdir", cwd, "--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp",
              "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]
     for name, value in env.items():
