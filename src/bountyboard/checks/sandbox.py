@@ -137,7 +137,7 @@ class Sandbox:
         finally:
             _kill(process, uid, stragglers=outcome is not Outcome.EXITED)
             with contextlib.suppress(TimeoutError):  # killed: its exit is near; never wait unbounded
-                await asyncio.wait_for(process.wait(), _REAP_SEC)
+                await asyncio.wait_for(_reap(process), _REAP_SEC)
         marker = _read_all(read_fd)
         duration_ms = int((time.monotonic() - started) * 1000)
         if marker != _STARTED and outcome is Outcome.EXITED:
@@ -234,6 +234,15 @@ def _kill(process: asyncio.subprocess.Process, uid: int, *, stragglers: bool) ->
         for pid in processes_of(uid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Read what is left of the output (asyncio reports the exit only once the pipe is closed, and a
+    run stopped early left its reader paused), then wait for the exit."""
+    assert process.stdout is not None
+    while await process.stdout.read(_CHUNK):
+        pass
+    await process.wait()
 
 
 def processes_of(uid: int) -> list[int]:
