@@ -239,7 +239,7 @@ class Workspace:
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="bb-check-"))
-        os.chmod(self.root, 0o755)
+        os.chmod(self.root, 0o711)  # the sandbox's uid may pass through it to its mounts, not list it
         self.tests = self.root / "tests"
         self.submission = self.root / "submission"
 
