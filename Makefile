@@ -22,7 +22,7 @@ PORT ?= 8000
 run: $(VENV)/.runtime
 	$(BIN)/bountyboard serve --host $(HOST) --port $(PORT)
 
-## system-deps: Debian packages the tests drive (Chromium for the browser tests)
+## system-deps: Debian packages the tests drive (Chromium for the browser tests, bubblewrap for the checks sandbox)
 system-deps:
 	./scripts/system-deps.sh
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bountyboard import idempotency  # noqa: F401
 from bountyboard.accounts import models as accounts_models  # noqa: F401
 from bountyboard.benchhub import models as benchhub_models  # noqa: F401
+from bountyboard.checks import models as checks_models  # noqa: F401
 from bountyboard.db import Base
 from bountyboard.events import models as events_models  # noqa: F401
 from bountyboard.files import models as files_models  # noqa: F401
