@@ -31,8 +31,8 @@ from bountyboard.client import types as t
 from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.state import StateFile
 from bountyboard.client.transport import ApiError
-from bountyboard.files.content_types import artifact_type_for, guess_mime_type
 from bountyboard.ids import Prefix, is_id
+from bountyboard.market.files.content_types import artifact_type_for, guess_mime_type
 from bountyboard.pagination import PAGE_SIZE_MAX
 
 T = TypeVar("T")
