@@ -43,10 +43,11 @@ test: $(VENV)/.dev system-deps node-deps harbor-deps
 test-fast: $(VENV)/.dev
 	$(BIN)/pytest tests/unit
 
-## lint: ruff and mypy
+## lint: ruff, mypy, and the layers of the package as import contracts (lint-imports, [tool.importlinter] in pyproject.toml)
 lint: $(VENV)/.dev
 	$(BIN)/ruff check src tests perf
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 ## perf: the benchmarks under perf/, each a ratio against a bare floor app run beside it (figures go to docs/performance.md)
 perf: $(VENV)/.dev

@@ -24,9 +24,9 @@ from bountyboard.db import RequestSessionMiddleware, get_database, pending_migra
 from bountyboard.errors import ErrorCode, Problem, install_handlers, problem_response
 from bountyboard.events.router import router as events_router
 from bountyboard.events.testdns import install as install_test_resolver
-from bountyboard.files.router import router as files_router
 from bountyboard.idempotency import IdempotencyMiddleware
 from bountyboard.ledger.router import router as ledger_router
+from bountyboard.market.files.router import router as files_router
 from bountyboard.market.router import agent_router, publisher_router, review_router
 from bountyboard.mcp_server import http as mcp_endpoint
 from bountyboard.meta.openapi import install as install_openapi

@@ -42,7 +42,7 @@ def body_limit(method: str, path: str) -> int:
         return settings.max_run_upload_bytes
     if method == "POST" and path == MCP_PATH:  # upload_file carries a file, base64, in the call
         return max(settings.max_body_bytes, settings.mcp_upload_max_bytes * 4 // 3 + _MCP_CALL_OVERHEAD)
-    if method == "PUT" and path.startswith("/v1/uploads/"):  # a file's bytes (bountyboard.files)
+    if method == "PUT" and path.startswith("/v1/uploads/"):  # a file's bytes (bountyboard.market.files)
         return settings.upload_max_file_bytes
     return settings.max_body_bytes
 

@@ -16,8 +16,8 @@ from bountyboard import idempotency
 from bountyboard.benchhub import service as benchhub_service
 from bountyboard.config import get_settings
 from bountyboard.events import dispatcher
-from bountyboard.files import service as files_service
 from bountyboard.market import scheduled
+from bountyboard.market.files import service as files_service
 from bountyboard.oauth import provider as oauth_provider
 from bountyboard.site import sessions as site_sessions
 

@@ -125,8 +125,8 @@ def test_task_list_etag_holds_until_something_listed_changes(market: Market) -> 
 
 def test_task_list_etag_moves_when_a_deadline_passes() -> None:
     """nextAction turns from claim to none at the deadline, with no write: the ETag follows the clock."""
-    row = SimpleNamespace(id="task_1", status=TaskStatus.PUBLISHED.value, slots_taken=0, bounty_cents=100,
-                          ended_at=None, module="fun", deadline=clock.now() + timedelta(hours=1))
+    row = SimpleNamespace(id="task_1", version=1, status=TaskStatus.PUBLISHED.value, module="fun",
+                          deadline=clock.now() + timedelta(hours=1))
     query = TaskQuery.of(None, None, PageParams(page=1, pageSize=20), None)
     before = query.etag(1, [row])
     assert query.etag(1, [row]) == before

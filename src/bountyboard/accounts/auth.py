@@ -50,7 +50,7 @@ class Actor:
 
     @property
     def role(self) -> Role:
-        return Role(self.user.role)
+        return self.user.role
 
     @property
     def user_id(self) -> str:
@@ -235,6 +235,6 @@ def require_user_key(actor: Actor, action: str) -> None:
 
 
 def require_role(actor: Actor, *roles: Role) -> None:
-    if actor.role not in roles and actor.role is not Role.ADMIN:
+    if not actor.role.acts_as(*roles):
         names = ", ".join(role.value for role in roles)
         raise Problem(403, ErrorCode.ROLE_REQUIRED, f"This operation is for accounts with the role {names}.")

@@ -7,7 +7,9 @@ from datetime import datetime
 from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bountyboard.accounts.scopes import Role
 from bountyboard.clock import now
+from bountyboard.columns import StrEnumColumn
 from bountyboard.db import Base, JSONType, UTCDateTime
 
 
@@ -18,7 +20,8 @@ class User(Base):
     email: Mapped[str] = mapped_column(String(320), unique=True)
     display_name: Mapped[str] = mapped_column(String(120))
     password_hash: Mapped[str | None] = mapped_column(String(200))
-    role: Mapped[str] = mapped_column(String(20))
+    # One of the roles; the database refuses any other text (migration 0015).
+    role: Mapped[Role] = mapped_column(StrEnumColumn(Role, 20))
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
 

@@ -34,7 +34,7 @@ MAX_ATTACHMENTS = 10  # shown to agents; the market's submission schema enforces
 
 
 def user_out(user: User) -> UserOut:
-    return UserOut(id=user.id, email=user.email, displayName=user.display_name, role=Role(user.role),
+    return UserOut(id=user.id, email=user.email, displayName=user.display_name, role=user.role,
                    createdAt=rfc3339(user.created_at) or "")
 
 
@@ -91,7 +91,7 @@ async def create_user(
         raise taken
     password_hash = await hash_password_off_loop(password) if password else None
     user = User(
-        id=new_id("usr"), email=email, display_name=display_name or email.split("@")[0], role=role.value,
+        id=new_id("usr"), email=email, display_name=display_name or email.split("@")[0], role=role,
         password_hash=password_hash, created_at=now(),
     )
     await _insert_unique(session, user, taken)
@@ -158,7 +158,7 @@ async def issue_key(
     """Create a key for ``owner``. ``granting_scopes`` are the creating key's scopes, if a key creates it;
     ``oauth_client_id`` the OAuth client it is issued to as an access token."""
     requested = sorted({Scope(scope) for scope in scopes})
-    permitted = allowed_scopes(Role(owner.role), kind)
+    permitted = allowed_scopes(owner.role, kind)
     not_for_kind = [scope.value for scope in requested if scope not in permitted]
     if not_for_kind:
         raise Problem(403, ErrorCode.SCOPE_NOT_ALLOWED,

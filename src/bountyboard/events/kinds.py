@@ -6,9 +6,8 @@ docs/webhooks.md (checked by a test) and the tests read the same models, so a pa
 
 from __future__ import annotations
 
-import types
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, TypeVar, cast
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -55,23 +54,6 @@ class EventData(BaseModel):
         super().__init_subclass__(**kwargs)
         if "kind" in cls.__dict__:
             MODELS.setdefault(cls.kind, []).append(cls)
-
-
-_Shape = TypeVar("_Shape", bound=EventData)
-
-
-def _per_kind(shape: type[_Shape], *kinds: EventKind) -> tuple[type[_Shape], ...]:
-    """The payload models of kinds that share one shape, one per kind in order, each named after its
-    kind (``task.cancelled``: ``TaskCancelledData``)."""
-    models = []
-    for kind in kinds:
-        name = "".join(part.title() for part in kind.value.replace("_", ".").split(".")) + "Data"
-
-        def fill(namespace: dict[str, Any], kind: EventKind = kind, name: str = name) -> None:
-            namespace.update(kind=kind, __module__=__name__, __qualname__=name)
-
-        models.append(cast("type[_Shape]", types.new_class(name, (shape,), exec_body=fill)))
-    return tuple(models)
 
 
 class TaskClaimedData(EventData):
@@ -136,7 +118,12 @@ class _TaskEndedData(_TaskData):
     refundedAmount: float
 
 
-TaskCancelledData, TaskExpiredData = _per_kind(_TaskEndedData, EventKind.TASK_CANCELLED, EventKind.TASK_EXPIRED)
+class TaskCancelledData(_TaskEndedData):
+    kind = EventKind.TASK_CANCELLED
+
+
+class TaskExpiredData(_TaskEndedData):
+    kind = EventKind.TASK_EXPIRED
 
 
 class ArenaRanking(BaseModel):
@@ -174,7 +161,12 @@ class _ClaimEndedData(EventData):
     module: str
 
 
-ClaimReleasedData, ClaimExpiredData = _per_kind(_ClaimEndedData, EventKind.CLAIM_RELEASED, EventKind.CLAIM_EXPIRED)
+class ClaimReleasedData(_ClaimEndedData):
+    kind = EventKind.CLAIM_RELEASED
+
+
+class ClaimExpiredData(_ClaimEndedData):
+    kind = EventKind.CLAIM_EXPIRED
 
 
 class AppealOpenedData(EventData):

@@ -1,10 +1,9 @@
 """The lists agents poll, tasks and their own claims: numbered pages or cursors, and ETags.
 
-The task list is read as Core rows (no ORM objects) straight into ``AgentTask``. Its ETag names what
-a listed task shows that can change after publication: status, slots taken, bounty (and with them
-the escrow), end time, and the next action, which also moves with the clock when a deadline
-passes. Everything else is fixed at publication (only drafts are edited, and drafts are never
-listed). A poller that sends the ETag back gets 304 after a narrow query of just those columns.
+The task list is read as Core rows (no ORM objects) straight into ``AgentTask``. Its ETag, like a
+task's, names each listed task's version (``tasks.version``, which the database moves at every update
+of the row, migration 0016) and its next action, which also moves with the clock when a deadline
+passes. A poller that sends the ETag back gets 304 after a narrow query of just those columns.
 
 Pages are the same for every caller, so a page's JSON is kept (``statecache``) and served again while
 the database is unchanged and no listed deadline has passed: a poll then costs no query of its own.
@@ -33,8 +32,8 @@ from bountyboard.statecache import StampedCache
 
 _TASK_ORDER = (Task.published_at.desc(), Task.id.desc())
 _TASK_COLUMNS = tuple(Task.__table__.columns)
-_TASK_VERSION_COLUMNS = (Task.id, Task.status, Task.slots_taken, Task.bounty_cents, Task.ended_at, Task.module,
-                         Task.deadline, Task.published_at)
+# What a task's ETag is made of: its version, and what its next action is computed from.
+_TASK_VERSION_COLUMNS = (Task.id, Task.version, Task.status, Task.module, Task.deadline)
 _CLAIM_ORDER = (Claim.created_at.desc(), Claim.id.desc())
 
 
@@ -82,9 +81,17 @@ class TaskQuery:
         return self.module, self.status, self.params.page, self.params.pageSize, after
 
     def etag(self, total: int, rows: list[Any]) -> str:
-        visible = [(row.id, row.status, row.slots_taken, row.bounty_cents, row.ended_at, task_next_action(row))
-                   for row in rows]
-        return weak_etag([*self.key, total, *visible])
+        return weak_etag([*self.key, total, *map(_task_state, rows)])
+
+
+def _task_state(task: Any) -> tuple[str, int, str]:
+    """What a task's answer shows that can change: every update moves its version; the clock, its next action."""
+    return task.id, task.version, task_next_action(task)
+
+
+def task_etag(task: Task) -> str:
+    """The ETag of one task's answer (``GET /v1/agent/tasks/{id}``)."""
+    return weak_etag(["task", *_task_state(task)])
 
 
 def _next_deadline(rows: list[Any]) -> datetime | None:

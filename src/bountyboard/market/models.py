@@ -87,6 +87,9 @@ class Task(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     published_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Moved by the database at every UPDATE of the row (migration 0016), so a loaded task's value may be
+    # behind after a flush: the ETags read it fresh (market.listing).
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
 
 
 class Claim(Base):

@@ -17,7 +17,7 @@ from bountyboard.market.models import Claim, Task
 
 
 def is_admin(user: User) -> bool:
-    return user.role == Role.ADMIN.value
+    return user.role is Role.ADMIN
 
 
 def require_task_owner(user: User, task: Task) -> None:
@@ -26,7 +26,7 @@ def require_task_owner(user: User, task: Task) -> None:
 
 
 def may_review(user: User, task: Task) -> bool:
-    return user.role in (Role.REVIEWER.value, Role.ADMIN.value) or task.publisher_id == user.id
+    return user.role.acts_as(Role.REVIEWER) or task.publisher_id == user.id
 
 
 def require_holder(actor: Actor, claim: Claim) -> None:

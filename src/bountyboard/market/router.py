@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
-from bountyboard.conditional import conditional_json, json_with_etag, not_modified
+from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
 from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep, request_session
 from bountyboard.errors import problem_responses
@@ -72,7 +72,11 @@ async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TAS
 @agent_router.get("/agent/tasks/{id}", summary="One task", response_model=AgentTask, responses=_CONDITIONAL)
 async def get_task(id: str, request: Request, session: SessionDep,
                    actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
-    return conditional_json(request, service.task_out(await service.get_task_for(session, actor.user, id)))
+    task = await service.get_task_for(session, actor.user, id)
+    etag = listing.task_etag(task)
+    if still_fresh(request.headers.get("if-none-match"), etag):
+        return not_modified(etag)
+    return json_with_etag(service.task_out(task).model_dump_json().encode(), etag)
 
 
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,

@@ -201,7 +201,7 @@ async def _page(session: AsyncSession, query: Any, order: Sequence[Any], params:
 # Drafts -------------------------------------------------------------------------------------------
 
 def _require_publisher(user: User) -> None:
-    if user.role not in (Role.PUBLISHER.value, Role.ADMIN.value):
+    if not user.role.acts_as(Role.PUBLISHER):
         raise Problem(403, ErrorCode.ROLE_REQUIRED, "Publishing tasks is for accounts with the role publisher.")
 
 
@@ -300,7 +300,7 @@ async def get_task_for(session: AsyncSession, user: User, task_id: str) -> Task:
     """A task as anyone sees it: every task but drafts, and drafts to their publisher."""
     task = await session.get(Task, task_id)
     if task is None or (task.status == TaskStatus.DRAFT and task.publisher_id != user.id
-                        and user.role != Role.ADMIN.value):
+                        and user.role is not Role.ADMIN):
         raise not_found("task", task_id)
     return task
 
@@ -353,7 +353,7 @@ async def get_claim_for(session: AsyncSession, actor: Actor, claim_id: str) -> A
 
 
 def _reviewable(reviewer: User) -> list[ColumnElement[bool]]:
-    if reviewer.role in (Role.REVIEWER.value, Role.ADMIN.value):
+    if reviewer.role.acts_as(Role.REVIEWER):
         return [Claim.operator_id != reviewer.id]
     return [Task.publisher_id == reviewer.id]
 

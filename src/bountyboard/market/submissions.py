@@ -18,8 +18,8 @@ from bountyboard.clock import now, rfc3339
 from bountyboard.errors import ErrorCode, conflict, invalid
 from bountyboard.events.kinds import ClaimSubmittedData
 from bountyboard.events.service import emit
-from bountyboard.files.service import attachments_of
 from bountyboard.ids import new_id
+from bountyboard.market.files.service import attachments_of
 from bountyboard.market.locks import locked_claim
 from bountyboard.market.models import Claim, Submission, Task
 from bountyboard.market.modules import Module, submission_errors

@@ -236,7 +236,7 @@ TOOLS: tuple[ToolSpec, ...] = (
 def rest_route(method: str, path: str) -> APIRoute:
     """The REST route a tool calls (its response model is the tool's output schema)."""
     from bountyboard.events.router import router as events_router
-    from bountyboard.files.router import router as files_router
+    from bountyboard.market.files.router import router as files_router
     from bountyboard.market.router import agent_router
 
     for route in (*agent_router.routes, *events_router.routes, *files_router.routes):

@@ -12,7 +12,7 @@ from starlette.types import Receive, Scope, Send
 
 from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
 from bountyboard.config import get_settings
-from bountyboard.files.downloads import FILE_PATH_PREFIX, FILE_POLICY
+from bountyboard.market.files.downloads import FILE_PATH_PREFIX, FILE_POLICY
 from bountyboard.oauth.provider import CONSENT_PATH
 
 CONTENT_SECURITY_POLICY = (

@@ -59,12 +59,11 @@ class Visitor:
         """The signed-in user as the service functions see a caller: a user key with every scope of the role."""
         if self.user is None or self.web_session is None:
             raise SignInRequired
-        role = Role(self.user.role)
         return Actor(user=self.user, bot=None, key_id=f"web:{self.web_session.id}",
-                     scopes=frozenset(str(scope) for scope in allowed_scopes(role, KeyKind.USER)))
+                     scopes=frozenset(str(scope) for scope in allowed_scopes(self.user.role, KeyKind.USER)))
 
     def has_role(self, *roles: Role) -> bool:
-        return self.user is not None and (self.user.role in roles or self.user.role == Role.ADMIN)
+        return self.user is not None and self.user.role.acts_as(*roles)
 
 
 async def current_visitor(request: Request, session: Session) -> Visitor:

@@ -15,7 +15,7 @@ from mcp.server.auth.provider import construct_redirect_uri
 from mcp.shared.auth import OAuthClientInformationFull
 
 from bountyboard.accounts import service as accounts
-from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
+from bountyboard.accounts.scopes import KeyKind, allowed_scopes
 from bountyboard.config import get_settings
 from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.errors import ErrorCode, Problem
@@ -38,7 +38,7 @@ async def _pending(session: web.Session, sealed: str) -> tuple[PendingAuthorizat
 def _grantable(visitor: web.Visitor, pending: PendingAuthorization) -> list[Scope]:
     """The scopes the operator may grant: a bot key's (for their role), within those the client asked for."""
     asked = pending.params.scopes
-    permitted = allowed_scopes(Role(visitor.actor.user.role), KeyKind.BOT)
+    permitted = allowed_scopes(visitor.actor.user.role, KeyKind.BOT)
     return [scope for scope in Scope if scope in permitted and (not asked or scope in asked)]
 
 

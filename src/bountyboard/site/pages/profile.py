@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.schemas import ApiKeyCreated
-from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
+from bountyboard.accounts.scopes import KeyKind, allowed_scopes
 from bountyboard.clock import now
 from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.errors import ErrorCode, Problem
@@ -42,7 +42,7 @@ async def _profile(request: Request, visitor: web.Visitor, session: web.Session,
     user = visitor.actor.user
     keys = await accounts.list_keys(session, user.id)
     bots = await accounts.list_bots(session, user.id)
-    scopes = sorted(allowed_scopes(Role(user.role), KeyKind.USER), key=list(Scope).index)
+    scopes = sorted(allowed_scopes(user.role, KeyKind.USER), key=list(Scope).index)
     balance = ledger.from_cents(await ledger.balance(session, ledger.user_account(user.id)))
     return web.render(
         request, visitor, "profile.html", status_code=status_code, keys=keys,

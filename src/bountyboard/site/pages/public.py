@@ -22,7 +22,7 @@ MAX_PAGE = 500
 MODULES = [module.value for module in Module]
 BOARD_STATUSES = [status.value for status in market.PUBLIC_TASK_STATUSES]
 # Who a visitor without an account is to the marketplace: sees what everyone sees, owns nothing.
-ANONYMOUS = User(id="", email="", display_name="", role=Role.OPERATOR.value, disabled=False)
+ANONYMOUS = User(id="", email="", display_name="", role=Role.OPERATOR, disabled=False)
 
 
 def paging(page: int, size: int = BOARD_PAGE_SIZE) -> PageParams:
@@ -55,7 +55,7 @@ async def show_task(request: Request, visitor: Visitor, session: AsyncSession, t
     viewer = visitor.user or ANONYMOUS
     task = await market.get_task_for(session, viewer, task_id)
     claims = None
-    if visitor.user is not None and (task.publisher_id == viewer.id or viewer.role == Role.ADMIN.value):
+    if visitor.user is not None and (task.publisher_id == viewer.id or viewer.role is Role.ADMIN):
         claims = await market.list_task_claims(session, viewer, task.id, paging(page))
     return render(request, visitor, "task.html", section="board", status_code=status_code,
                   task=market.task_out(task), claims=claims, owner=claims is not None, error=error,

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from starlette.datastructures import FormData
 
 from bountyboard.errors import ErrorCode, Problem
-from bountyboard.files.downloads import page_links
 from bountyboard.market import service as market
+from bountyboard.market.files.downloads import page_links
 from bountyboard.market.models import Claim
 from bountyboard.market.modules import Module
 from bountyboard.market.review import resolve_appeal, review_claim

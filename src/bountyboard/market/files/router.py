@@ -11,8 +11,8 @@ from bountyboard.accounts.auth import Actor, require, require_optional
 from bountyboard.contract.scopes import Scope
 from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
-from bountyboard.files import downloads, links, service
-from bountyboard.files.schemas import DownloadLink, UploadOut, UploadRequest, UploadSlot
+from bountyboard.market.files import downloads, links, service
+from bountyboard.market.files.schemas import DownloadLink, UploadOut, UploadRequest, UploadSlot
 
 Expires = Annotated[int, Query(description="When the link stops working (Unix seconds).")]
 Signature = Annotated[str, Query(pattern=links.SIGNATURE_PATTERN,

@@ -30,10 +30,10 @@ from bountyboard.config import get_settings
 from bountyboard.contract.artifacts import RASTER_IMAGES
 from bountyboard.contract.scopes import Scope
 from bountyboard.errors import ErrorCode, Problem, not_found
-from bountyboard.files import links, storage
-from bountyboard.files.content_types import shown_inline
-from bountyboard.files.models import Upload, UploadStatus
-from bountyboard.files.schemas import DownloadLink
+from bountyboard.market.files import links, storage
+from bountyboard.market.files.content_types import shown_inline
+from bountyboard.market.files.models import Upload, UploadStatus
+from bountyboard.market.files.schemas import DownloadLink
 from bountyboard.market.models import Claim, Task
 from bountyboard.market.permissions import may_review
 from bountyboard.market.schemas import ClaimDetail

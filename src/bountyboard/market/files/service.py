@@ -39,11 +39,11 @@ from bountyboard.config import get_settings
 from bountyboard.contract.artifacts import normalise
 from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
-from bountyboard.files import links, storage
-from bountyboard.files.content_types import Sniffer, fits_artifact
-from bountyboard.files.models import OPEN_STATUSES, Upload, UploadStatus
-from bountyboard.files.schemas import UploadOut, UploadRequest, UploadSlot
 from bountyboard.ids import new_id
+from bountyboard.market.files import links, storage
+from bountyboard.market.files.content_types import Sniffer, fits_artifact
+from bountyboard.market.files.models import OPEN_STATUSES, Upload, UploadStatus
+from bountyboard.market.files.schemas import UploadOut, UploadRequest, UploadSlot
 from bountyboard.market.locks import locked_claim
 from bountyboard.market.models import Claim, ClaimStatus
 from bountyboard.market.permissions import held_claim
