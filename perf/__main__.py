@@ -8,7 +8,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ["market_load", "webhook_dispatch", "benchhub_api", "site_pages", "bench_run", "agent_loop"]
+BENCHMARKS = ["market_load", "webhook_dispatch", "benchhub_api", "site_pages", "bench_run", "agent_loop",
+              "login_burst"]
 
 
 def main() -> int:
