@@ -16,9 +16,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bountyboard.accounts import passwords
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.scopes import KeyKind, Scope
 from bountyboard.app import create_app
@@ -92,28 +94,40 @@ def in_process_server(data_dir: Path) -> Iterator[InProcessServer]:
     """Migrate a fresh database, bootstrap the admin with a key of every scope, and serve the app."""
     _settings_for(data_dir)
     try:
-        upgrade_database()
-        run_with_session(bootstrap_admin)
-
-        async def admin_key(session: AsyncSession) -> str:
-            admin = await accounts.get_user_by_email(session, ADMIN_EMAIL)
-            assert admin is not None
-            return (await accounts.issue_key(session, admin, KeyKind.USER, list(Scope))).key
-
-        key = run_with_session(admin_key)
-        with TestClient(create_app(), base_url=BASE_URL) as app_client:
-            IN_PROCESS[BASE_URL] = AppTransport(app_client)
-            served = InProcessServer(data_dir, Admin(BASE_URL, key))
-            log = logging.FileHandler(served.log_path)
-            logging.getLogger().addHandler(log)
-            try:
-                with pytest.MonkeyPatch.context() as patch:
-                    patch.setattr(httpx.HTTPTransport, "handle_request", _send)
-                    yield served
-            finally:
-                logging.getLogger().removeHandler(log)
-                log.close()
+        # Argon2 at its lowest cost: a hash is made and checked the same way, in a millisecond rather
+        # than the tenths of a second (and 64 MiB) that would be most of this tier's time. The live
+        # servers keep the real parameters.
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(passwords, "_hasher", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+            passwords._decoy_hash.cache_clear()
+            yield from _serve(data_dir)
     finally:
+        passwords._decoy_hash.cache_clear()
         IN_PROCESS.pop(BASE_URL, None)
         set_database(None)
         get_settings.cache_clear()
+
+
+def _serve(data_dir: Path) -> Iterator[InProcessServer]:
+    """The migrated database, its admin, and the app served under BASE_URL while the caller holds it."""
+    upgrade_database()
+    run_with_session(bootstrap_admin)
+
+    async def admin_key(session: AsyncSession) -> str:
+        admin = await accounts.get_user_by_email(session, ADMIN_EMAIL)
+        assert admin is not None
+        return (await accounts.issue_key(session, admin, KeyKind.USER, list(Scope))).key
+
+    key = run_with_session(admin_key)
+    with TestClient(create_app(), base_url=BASE_URL) as app_client:
+        IN_PROCESS[BASE_URL] = AppTransport(app_client)
+        served = InProcessServer(data_dir, Admin(BASE_URL, key))
+        log = logging.FileHandler(served.log_path)
+        logging.getLogger().addHandler(log)
+        try:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(httpx.HTTPTransport, "handle_request", _send)
+                yield served
+        finally:
+            logging.getLogger().removeHandler(log)
+            log.close()
