@@ -10,14 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.market.support import Market, ok
 from tests.support.api import Account, client
-
-pytestmark = pytest.mark.in_process
 
 FUNDS = 30.0
 FINAL = {"accepted", "released", "expired"}
