@@ -35,13 +35,14 @@ harbor-deps:
 	./scripts/harbor.sh
 
 ## test: install everything and run the whole suite, fast tier then live tier (SQLite always, PostgreSQL when reachable)
+# (the tiers are pytest marks set in tests/conftest.py: a failing fast tier stops make before the live tier starts)
 test: $(VENV)/.dev system-deps node-deps harbor-deps
-	$(BIN)/pytest tests/unit
-	$(BIN)/pytest --ignore=tests/unit
+	$(BIN)/pytest -m fast
+	$(BIN)/pytest -m "not fast"
 
-## test-fast: the fast tier only (no live server, no system packages; under a minute)
+## test-fast: the fast tier only (the app in process on SQLite: no live server, no PostgreSQL, no system packages; under a minute)
 test-fast: $(VENV)/.dev
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest -m fast
 
 ## lint: ruff, mypy, and the layers of the package as import contracts (lint-imports, [tool.importlinter] in pyproject.toml)
 lint: $(VENV)/.dev

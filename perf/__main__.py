@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 BENCHMARKS = ["market_load", "webhook_dispatch", "benchhub_api", "site_pages", "bench_run", "agent_loop",
-              "check_sandbox"]
+              "check_sandbox", "login_burst"]
 
 
 def main() -> int:

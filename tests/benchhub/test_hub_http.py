@@ -16,6 +16,8 @@ from tests.benchhub.helpers import anonymous, custom_benchmark, payload, trial
 from tests.support.api import Account, Admin
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 # Registry ------------------------------------------------------------------------------------------
 
 

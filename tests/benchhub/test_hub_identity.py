@@ -14,6 +14,8 @@ from tests.benchhub.helpers import anonymous, custom_benchmark, payload
 from tests.support.api import Admin, client
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 CLAIM = {"value": 0.9, "sourceUrl": "https://example.org/card"}
 
 

@@ -12,6 +12,8 @@ from tests.benchhub.helpers import anonymous, claim_by_another, custom_benchmark
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 CLAIM = {"value": 0.92, "sourceUrl": "https://example.org/claim"}
 
 

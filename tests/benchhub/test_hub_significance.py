@@ -16,6 +16,8 @@ from tests.benchhub.helpers import anonymous, custom_benchmark, payload, trial
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 
 def upload(admin: Admin, slug: str, model: str, rewards: list[float], *, first_task: int = 0,
            agent: str = "terminus-2") -> None:

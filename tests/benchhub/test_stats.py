@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from bountyboard.benchhub import stats
 from bountyboard.benchhub.aliases import model_key
 
+pytestmark = pytest.mark.in_process
+
 GSM8K_TOLERANCE = 0.02  # the registry's tolerance.abs for gsm8k
 CLAIM = 0.92
 

@@ -19,6 +19,8 @@ import pytest
 from bountyboard.client.transport import MAX_RETRY_AFTER_SECONDS, ApiError, Transport
 from tests.support.server import free_port
 
+pytestmark = pytest.mark.in_process
+
 Answer = tuple[int, dict[str, str], dict[str, object]]
 
 

@@ -8,6 +8,8 @@ import pytest
 
 from bountyboard.events.destinations import DestinationRefused, PrivateDestination, check_new_destination, vet
 
+pytestmark = pytest.mark.in_process
+
 PRIVATE = [
     "http://127.0.0.1/hook", "http://localhost:8080/hook", "http://api.localhost/", "http://10.1.2.3/",
     "http://192.168.0.10/", "http://172.16.5.4/", "http://169.254.169.254/latest/meta-data/", "http://[::1]/",

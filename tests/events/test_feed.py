@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from tests.events.conftest import Hooks
 from tests.events.helpers import account, emit, feed
+
+pytestmark = pytest.mark.in_process
 
 
 def test_each_caller_sees_only_its_events(hooks: Hooks) -> None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from tests.events.conftest import Hooks
 from tests.events.helpers import account, attempts, subscribe
 from tests.events.receiver import Receiver
+
+pytestmark = pytest.mark.in_process
 
 URL = "https://hooks.example.com/bountyboard"
 
@@ -95,6 +98,7 @@ def test_scope_webhooks_manage_is_required(hooks: Hooks) -> None:
     assert httpx.get(hooks.server.base_url + "/v1/agent/webhooks").status_code == 401
 
 
+@pytest.mark.live  # the dispatcher delivers to a receiver over the network
 def test_redeliver_sends_the_same_event_again(hooks: Hooks) -> None:
     operator = account(hooks.admin, "operator")
     with Receiver() as receiver:

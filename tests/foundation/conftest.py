@@ -8,17 +8,23 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.api import Admin
-from tests.support.server import LiveServer, backends, database_url
+from tests.support.in_process import InProcessServer
+from tests.support.server import LiveServer, database_url
 
 
-@pytest.fixture(scope="session", params=backends())
-def quiet_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    data_dir = tmp_path_factory.mktemp(f"quiet-{request.param}")
-    with database_url(request.param, data_dir) as url, \
+@pytest.fixture(scope="session")
+def quiet_server(server: LiveServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server of the same backend as ``server`` with no background job; the app in this process is
+    one already (tests/conftest.py parametrizes ``server``)."""
+    if isinstance(server, InProcessServer):
+        yield server
+        return
+    data_dir = tmp_path_factory.mktemp(f"quiet-{server.backend}")
+    with database_url(server.backend, data_dir) as url, \
             LiveServer(data_dir, url, env={"BOUNTYBOARD_RUN_DISPATCHER": "false"}) as live:
         yield live
 
 
 @pytest.fixture(scope="session")
 def quiet_admin(quiet_server: LiveServer) -> Admin:
-    return Admin.of(quiet_server)
+    return quiet_server.admin if isinstance(quiet_server, InProcessServer) else Admin.of(quiet_server)

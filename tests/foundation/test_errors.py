@@ -15,6 +15,8 @@ from tests.support.api import PROBLEM, Account, Admin, client, expect_problem
 from tests.support.openapi import example_body, fetch, operations
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 
 def test_frameworks_own_errors_are_problems(server: LiveServer, admin: Admin) -> None:
     operator = admin.account("operator")

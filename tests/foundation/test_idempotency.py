@@ -7,9 +7,12 @@ import time
 import uuid
 
 import httpx
+import pytest
 
 from tests.support.api import Admin, client
 from tests.support.server import LiveServer
+
+pytestmark = pytest.mark.in_process
 
 REPLAYED = "idempotent-replayed"
 

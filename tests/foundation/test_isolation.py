@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.api import BOT_SCOPES, Admin, client
 from tests.support.server import LiveServer
+
+pytestmark = pytest.mark.in_process
 
 
 def test_operator_b_cannot_see_or_use_operator_a_bots_and_keys(server: LiveServer, admin: Admin) -> None:

@@ -13,6 +13,8 @@ from tests.support.api import BOT_SCOPES, PROBLEM, Account, Admin, client
 from tests.support.db import stored_bytes
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 
 def _create_key(account: Account, **body: object) -> dict[str, object]:
     response = account.http.post("/v1/profile/api-keys", json=body,

@@ -7,10 +7,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from alembic import command
 
 from bountyboard.db import alembic_config
 from tests.support.server import database_url
+
+pytestmark = pytest.mark.in_process
 
 
 def _api_key_triggers(url: str) -> set[str]:

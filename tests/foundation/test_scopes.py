@@ -17,6 +17,8 @@ from tests.support.db import table_rows
 from tests.support.openapi import bearer_scopes, example_body, fetch, operations
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 # Public by design (DESIGN.md section 5): the machine-readable companions and benchmark reads.
 PUBLIC_PREFIXES = ("/v1/meta/", "/v1/bench/", "/benchhub/")
 # Any valid key, whatever its scopes: who am I.

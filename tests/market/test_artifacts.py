@@ -9,6 +9,8 @@ import pytest
 
 from tests.market.support import GOOD_CONTENT, MODULE_FIELDS, Market, claim, expect_problem, ok, status, submit
 
+pytestmark = pytest.mark.in_process
+
 ATTACHMENT = {"type": "image", "fileName": "shot.png", "mimeType": "image/png", "sizeBytes": 10}
 
 # (module, body, expected code, field named in errors[])

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import httpx
+import pytest
 
 from bountyboard import clock
 from bountyboard.market.listing import TaskQuery
@@ -19,6 +20,8 @@ from bountyboard.pagination import PageParams
 from tests.market.support import Market, claim, expect_problem, ok
 from tests.support.api import Account, Bot
 from tests.support.server import LiveServer, psycopg_dsn
+
+pytestmark = pytest.mark.in_process
 
 
 def _walk(holder: Bot | Account, path: str, params: dict[str, Any], between: Any = None) -> list[str]:

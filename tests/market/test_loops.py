@@ -9,6 +9,8 @@ import pytest
 from tests.market.support import GOOD_CONTENT, Market, claim, expect_problem, ok, status, submit, task_of
 from tests.support.api import Account, Bot
 
+pytestmark = pytest.mark.in_process
+
 
 def _events(holder: Bot | Account, types: str) -> list[str]:
     return [event["type"] for event in ok(holder.http.get("/v1/agent/events", params={"types": types}))["data"]]

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.market.support import GOOD_CONTENT, Market, claim, expect_problem, ok, status, submit, task_of
 from tests.support.api import Account
+
+pytestmark = pytest.mark.in_process
 
 
 def _snapshot(market: Market, publisher: Account, task_id: str, *others: Account) -> tuple[Any, ...]:

@@ -14,6 +14,8 @@ from bountyboard.mcp_server.server import build_server
 from bountyboard.meta.manifest import build_manifest
 from bountyboard.meta.skill import render_skill
 
+pytestmark = pytest.mark.in_process
+
 
 def _served(monkeypatch: pytest.MonkeyPatch | None = None) -> dict[str, dict[str, object]]:
     async def listed() -> dict[str, dict[str, object]]:

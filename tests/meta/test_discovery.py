@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import jsonschema
+import pytest
 from a2a.client.card_resolver import parse_agent_card
 from a2a.compat.v0_3.types import AgentCard as AgentCardV03
 from a2a.utils.proto_utils import validate_proto_required_fields
@@ -17,6 +18,8 @@ from bountyboard.mcp_server.tools import TOOLS
 from bountyboard.meta.discovery import MCP_REGISTRY_NAME, mcp_server_document
 from tests.client.loop import REPO_ROOT
 from tests.support.server import LiveServer
+
+pytestmark = pytest.mark.in_process
 
 # The MCP Registry's server.json schema, 2025-12-11 (the registry's current one), vendored because no
 # package on PyPI or npm ships it and the tests run offline; see the file's section in docs/agents.md.

@@ -25,6 +25,8 @@ from tests.client.loop import Marketplace
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
+pytestmark = pytest.mark.in_process
+
 POSTMAN_SCHEMA = json.loads((Path(__file__).parent / "postman_collection_v2.1.0.schema.json").read_text())
 # DESIGN.md section 5, as the document must state it.
 EXPECTED_SCOPES = {

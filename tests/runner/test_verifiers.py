@@ -9,6 +9,8 @@ import pytest
 from bountyboard.runner.verifiers import reference_answer, verify
 from tests.runner.conftest import hub_record
 
+pytestmark = pytest.mark.in_process
+
 
 def _spec(slug: str) -> dict[str, Any]:
     return dict(hub_record(slug)["harbor"]["adapter"]["verifier"])

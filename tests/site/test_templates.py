@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bountyboard.site.render import build_environment
+
+pytestmark = pytest.mark.in_process
 
 
 def test_every_template_compiles() -> None:
