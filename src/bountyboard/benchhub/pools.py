@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -43,11 +43,38 @@ def metric_range(record: dict[str, Any]) -> stats.MetricRange:
     return stats.MetricRange(float(record["metric"]["min"]), float(record["metric"]["max"]))
 
 
-def _key(run: Run, table: type[AnyPool]) -> dict[str, Any]:
-    """The columns naming the run's pool in ``table``."""
-    key = {"benchmark_slug": run.benchmark_slug, "model_key": run.model_key, "agent_name": run.agent_name,
-           "dataset_revision": run.dataset_revision or "", "primary_metric": run.primary_metric,
-           "anonymous": run.submitter_kind == "anonymous"}
+class PoolKey(NamedTuple):
+    """What may be pooled: runs of one benchmark, model, agent, dataset revision and primary metric.
+
+    The one place this key is spelled: a run's pools are found by it (with who submitted, see
+    :func:`_columns`), and pool rows are grouped by it when a named and an anonymous pool (or
+    submitters' pools) are merged for a read."""
+
+    benchmark_slug: str
+    model_key: str
+    agent_name: str
+    dataset_revision: str
+    primary_metric: str
+
+    @classmethod
+    def of_run(cls, run: Run) -> PoolKey:
+        return cls(run.benchmark_slug, run.model_key, run.agent_name, run.dataset_revision or "", run.primary_metric)
+
+    @classmethod
+    def of_pool(cls, pool: AnyPool) -> PoolKey:
+        return cls(pool.benchmark_slug, pool.model_key, pool.agent_name, pool.dataset_revision, pool.primary_metric)
+
+    def runs(self) -> list[ColumnElement[bool]]:
+        """The conditions on :class:`Run` selecting the runs of this key."""
+        return [Run.benchmark_slug == self.benchmark_slug, Run.model_key == self.model_key,
+                Run.agent_name == self.agent_name, func.coalesce(Run.dataset_revision, "") == self.dataset_revision,
+                Run.primary_metric == self.primary_metric]
+
+
+def _columns(run: Run, table: type[AnyPool]) -> dict[str, Any]:
+    """The columns naming the run's pool in ``table``: its key, whether anonymous, and for a
+    submitter pool the submitter."""
+    key = {**PoolKey.of_run(run)._asdict(), "anonymous": run.submitter_kind == "anonymous"}
     return {**key, "submitter_id": run.submitter_id} if table is SubmitterPool else key
 
 
@@ -109,9 +136,7 @@ def _refill(pool: AnyPool, runs: Iterable[Run]) -> None:
 def _same_pool(pool: AnyPool) -> list[ColumnElement[bool]]:
     whose = (Run.submitter_id == pool.submitter_id if isinstance(pool, SubmitterPool)
              else (Run.submitter_kind == "anonymous") == pool.anonymous)
-    return [Run.benchmark_slug == pool.benchmark_slug, Run.model_key == pool.model_key,
-            Run.agent_name == pool.agent_name, func.coalesce(Run.dataset_revision, "") == pool.dataset_revision,
-            Run.primary_metric == pool.primary_metric, whose, Run.retracted_at.is_(None)]
+    return [*PoolKey.of_pool(pool).runs(), whose, Run.retracted_at.is_(None)]
 
 
 _POOL_OF_RUNS = (defer(Run.trials), defer(Run.dataset_row_ids))
@@ -122,7 +147,7 @@ _TABLES: tuple[type[AnyPool], ...] = (Pool, SubmitterPool)
 
 
 async def _locked(session: AsyncSession, table: type[AnyPool], run: Run) -> AnyPool:
-    key = _key(run, table)
+    key = _columns(run, table)
     query = select(table).where(*(getattr(table, name) == value for name, value in key.items())).with_for_update()
     return cast(AnyPool, (await session.execute(query)).scalar_one())
 
@@ -131,7 +156,7 @@ async def join(session: AsyncSession, run: Run) -> None:
     """Add a run being stored to its pools, creating them if needed, under the pools' row locks."""
     insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     for table in _TABLES:
-        await session.execute(insert(table).values(**_key(run, table), **_empty(run.model), revision=0)
+        await session.execute(insert(table).values(**_columns(run, table), **_empty(run.model), revision=0)
                               .on_conflict_do_nothing())
         add_run(await _locked(session, table, run), run)
 
@@ -170,7 +195,7 @@ def recount_all(session: Session) -> None:
                                          metric=metric_range(record)))
         if run.retracted_at is not None:
             continue
-        key = _key(run, Pool)
+        key = _columns(run, Pool)
         pool = pools.setdefault(tuple(key.values()), Pool(**key, **_empty(run.model), revision=0))
         add_run(pool, run)
     session.add_all(pools.values())
@@ -195,7 +220,7 @@ def repool_all(session: Session, key_of: Callable[[str], str]) -> None:
         if run.retracted_at is not None:
             continue
         for table in _TABLES:
-            key = _key(run, table)
+            key = _columns(run, table)
             pool = pools.setdefault((table, *key.values()), table(**key, **_empty(run.model), revision=0))
             add_run(pool, run)
     session.add_all(pools.values())
@@ -270,11 +295,10 @@ async def pool_rows(session: AsyncSession, table: type[PoolT], conditions: Seque
 
 
 def by_pool_key(rows: Iterable[PoolT]) -> list[list[PoolT]]:
-    """Rows grouped by (benchmark, model, agent, dataset revision, primary metric): what may be pooled."""
-    groups: dict[tuple[str, ...], list[PoolT]] = {}
+    """Rows grouped by their :class:`PoolKey`: what may be pooled."""
+    groups: dict[PoolKey, list[PoolT]] = {}
     for row in rows:
-        key = (row.benchmark_slug, row.model_key, row.agent_name, row.dataset_revision, row.primary_metric)
-        groups.setdefault(key, []).append(row)
+        groups.setdefault(PoolKey.of_pool(row), []).append(row)
     return list(groups.values())
 
 
