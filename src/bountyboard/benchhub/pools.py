@@ -12,7 +12,6 @@ a claim is judged on the runs of everyone but the claimant, which are merged fro
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer, load_only
 
 from bountyboard import __version__
-from bountyboard.benchhub import stats
+from bountyboard.benchhub import counting, stats
 from bountyboard.benchhub.models import AnyPool, Benchmark, Pool, Run, SubmitterPool
 
 # Reference agents: `oracle` applies the reference solution, `nop` does nothing. Their runs check
@@ -37,10 +36,6 @@ PoolT = TypeVar("PoolT", Pool, SubmitterPool)
 
 def is_calibration(agent_name: str) -> bool:
     return agent_name.lower() in CALIBRATION_AGENTS
-
-
-def metric_range(record: dict[str, Any]) -> stats.MetricRange:
-    return stats.MetricRange(float(record["metric"]["min"]), float(record["metric"]["max"]))
 
 
 class PoolKey(NamedTuple):
@@ -169,30 +164,13 @@ async def rebuild(session: AsyncSession, run: Run) -> None:
         _refill(pool, runs)
 
 
-def store_count(run: Run, count: stats.RunCount) -> None:
-    """Copy a run's counted numbers onto its row."""
-    run.primary_metric, run.metrics = count.primary_metric, count.metrics
-    run.pass_at_k = {str(k): value for k, value in count.pass_at_k.items()}
-    run.task_tally, run.n_tasks = count.tally.as_json(), len(count.tally)
-    run.n_trials, run.n_rewarded, run.n_errors = count.n_trials, count.n_rewarded, count.n_errors
-    run.binary = count.estimate.binary
-    run.score, run.stderr = count.score, count.estimate.stderr
-
-
-def trial_rows(trials: Iterable[dict[str, Any]]) -> list[stats.TrialRow]:
-    """Stored (wire-shaped) trials as counting rows."""
-    return [(trial["taskId"], trial.get("rewards"), trial.get("error")) for trial in trials]
-
-
 def recount_all(session: Session) -> None:
     """Migrations: recount every stored run with Harbor's rule and build the pools anew."""
     records = {slug: record for slug, record in session.execute(select(Benchmark.slug, Benchmark.record))}
     runs = list(session.execute(select(Run)).scalars())
     pools: dict[tuple[Any, ...], Pool] = {}
     for run in runs:
-        record = records[run.benchmark_slug]
-        store_count(run, stats.count_run(trial_rows(json.loads(run.trials)), registry_key=record["metric"]["name"],
-                                         metric=metric_range(record)))
+        counting.recount(run, records[run.benchmark_slug])
         if run.retracted_at is not None:
             continue
         key = _columns(run, Pool)

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bountyboard.benchhub import pools, stats
+from bountyboard.benchhub import counting, pools, stats
 from bountyboard.benchhub.aliases import model_key
 from bountyboard.benchhub.models import Benchmark, Pool, SubmitterPool
 from bountyboard.benchhub.schemas import (
@@ -90,7 +90,7 @@ async def leaderboard(session: AsyncSession, slug: str, *, include_anonymous: bo
     benchmark = await get_benchmark(session, slug)
     record = benchmark.record
     size = record.get("size")
-    metric = pools.metric_range(record)
+    metric = counting.metric_range(record)
     found = await pools.measurements(session, leaderboard_conditions(slug), include_anonymous=include_anonymous,
                                      metrics={slug: metric})
     pairs: dict[tuple[str, str], list[pools.Measurement]] = {}
@@ -241,7 +241,7 @@ async def reproduced(session: AsyncSession, model: str, *, include_anonymous: bo
     await ensure_registry(session)
     key = model_key(model)
     benchmarks = list((await session.execute(select(Benchmark).order_by(Benchmark.slug))).scalars())
-    ranges = {benchmark.slug: pools.metric_range(benchmark.record) for benchmark in benchmarks}
+    ranges = {benchmark.slug: counting.metric_range(benchmark.record) for benchmark in benchmarks}
     rows = await pools.pool_rows(session, SubmitterPool, [SubmitterPool.model_key == key],
                                  include_anonymous=include_anonymous)
     by_benchmark: dict[str, list[SubmitterPool]] = {}
@@ -300,7 +300,7 @@ async def compare(session: AsyncSession, slug: str, a: str, b: str, *, agent_a: 
                   agent_b: str | None = None, include_anonymous: bool = True) -> Comparison:
     """``a`` against ``b`` on the tasks both ran, on the dataset revision where they share the most."""
     benchmark = await get_benchmark(session, slug)
-    metric = pools.metric_range(benchmark.record)
+    metric = counting.metric_range(benchmark.record)
     found = await pools.measurements(session, compare_conditions(slug, a, b), include_anonymous=include_anonymous,
                                      metrics={slug: metric})
     side_a, side_b = _side(found, a, agent_a, slug), _side(found, b, agent_b, slug)
