@@ -24,8 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.benchhub import counting, decisions, pools, stats
 from bountyboard.benchhub.aliases import model_key
-from bountyboard.benchhub.models import Benchmark, Pool, SubmitterPool
-from bountyboard.benchhub.schemas import (
+from bountyboard.benchhub.answers import (
     Claimant,
     ClaimInfo,
     ComparedMeasurement,
@@ -33,16 +32,19 @@ from bountyboard.benchhub.schemas import (
     Coverage,
     Decision,
     Gap,
-    Interval,
     Leaderboard,
     LeaderboardEntry,
-    Metric,
     RankRange,
     ReproducedAnswer,
     ReproducedItem,
     ReproducedMeasurement,
     TaskSet,
     ToleranceUsed,
+)
+from bountyboard.benchhub.models import Benchmark, Pool, SubmitterPool
+from bountyboard.benchhub.schemas import (
+    Interval,
+    Metric,
 )
 from bountyboard.benchhub.service import ensure_registry, get_benchmark
 from bountyboard.clock import rfc3339

@@ -16,12 +16,14 @@ from bountyboard.accounts.auth import Actor, require_optional
 from bountyboard.accounts.dependencies import AdminActor
 from bountyboard.accounts.scopes import Scope
 from bountyboard.benchhub import pools, registry, results, service
-from bountyboard.benchhub.schemas import (
-    BenchmarkRecord,
+from bountyboard.benchhub.answers import (
     Comparison,
     Leaderboard,
-    RegistryIndex,
     ReproducedAnswer,
+)
+from bountyboard.benchhub.schemas import (
+    BenchmarkRecord,
+    RegistryIndex,
     RetractBody,
     RunDetail,
     RunOut,
