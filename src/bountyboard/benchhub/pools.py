@@ -164,10 +164,22 @@ async def rebuild(session: AsyncSession, run: Run) -> None:
         _refill(pool, runs)
 
 
+# What pooling reads of a run, so a migration that repools reads no column a later one adds.
+_POOLED_COLUMNS = (Run.id, Run.benchmark_slug, Run.model, Run.model_key, Run.agent_name, Run.dataset_ref,
+                    Run.dataset_revision, Run.primary_metric, Run.metrics, Run.binary, Run.n_trials, Run.n_errors,
+                    Run.task_tally, Run.claim_value, Run.claim_source_url, Run.submitter_kind, Run.submitter_id,
+                    Run.created_at, Run.retracted_at)
+_POOLED = load_only(*_POOLED_COLUMNS)
+
+
+# What counting writes and reads besides (for the same reason).
+_COUNTED = load_only(*_POOLED_COLUMNS, Run.trials, Run.pass_at_k, Run.n_tasks, Run.n_rewarded, Run.score, Run.stderr)
+
+
 def recount_all(session: Session) -> None:
     """Migrations: recount every stored run with Harbor's rule and build the pools anew."""
     records = {slug: record for slug, record in session.execute(select(Benchmark.slug, Benchmark.record))}
-    runs = list(session.execute(select(Run)).scalars())
+    runs = list(session.execute(select(Run).options(_COUNTED)).scalars())
     pools: dict[tuple[Any, ...], Pool] = {}
     for run in runs:
         counting.recount(run, records[run.benchmark_slug])
@@ -177,13 +189,6 @@ def recount_all(session: Session) -> None:
         pool = pools.setdefault(tuple(key.values()), Pool(**key, **_empty(run.model), revision=0))
         add_run(pool, run)
     session.add_all(pools.values())
-
-
-# What pooling reads of a run, so a migration that repools reads no column a later one adds.
-_POOLED = load_only(Run.id, Run.benchmark_slug, Run.model, Run.model_key, Run.agent_name, Run.dataset_ref,
-                    Run.dataset_revision, Run.primary_metric, Run.metrics, Run.binary, Run.n_trials, Run.n_errors,
-                    Run.task_tally, Run.claim_value, Run.claim_source_url, Run.submitter_kind, Run.submitter_id,
-                    Run.created_at, Run.retracted_at)
 
 
 def repool_all(session: Session, key_of: Callable[[str], str]) -> None:

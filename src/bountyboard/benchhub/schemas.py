@@ -127,6 +127,15 @@ def trial_problems(trials: list[Any]) -> list[str]:
     return problems
 
 
+class RunSource(WireModel):
+    """Where the trials were read from (DESIGN.md section 16)."""
+
+    format: Literal["harbor", "inspect", "lm-eval", "every-eval-ever"] = Field(examples=["inspect"])
+    tool: str = Field(default="", max_length=100, description="The harness that wrote the file.",
+                      examples=["inspect_ai"])
+    version: str = Field(default="", max_length=100, examples=["0.3.285"])
+
+
 class ClaimUpload(WireModel):
     """A published score for this model on this benchmark, to be checked against the trials."""
 
@@ -145,6 +154,8 @@ class RunUpload(WireModel):
     # Items are checked by trial_problems (in chunks) and kept as sent.
     trials: list[SkipValidation[TrialUpload]] = Field(min_length=1, max_length=MAX_TRIALS)
     claim: ClaimUpload | None = None
+    source: RunSource | None = Field(default=None, description="The file the trials were imported from; "
+                                     "absent for Harbor jobs.")
     primaryMetric: RewardKey | None = Field(
         default=None, description="The reward key `score` is the mean of (`bench push --metric KEY`). Default: "
         "the benchmark's metric name when the trials carry it, else `reward`, else the only key.",
@@ -212,6 +223,7 @@ class RunOut(BaseModel):
     nTrialsTotal: int = Field(description="Every trial uploaded: the denominator of the means.")
     nErrors: int = Field(description="Harbor's n_errors: the trials that carry an error, rewarded or not.")
     claim: ClaimOut | None
+    source: RunSource = Field(description="Where the trials were read from; `harbor` for runs stored before imports.")
     bundleSha256: str
     submitter: Submitter
     createdAt: str
@@ -219,8 +231,17 @@ class RunOut(BaseModel):
     retraction: Retraction | None
 
 
+class Usage(BaseModel):
+    """Token and cost totals over the trials that carry them (null when none does)."""
+
+    inputTokens: int | None
+    outputTokens: int | None
+    costUsd: float | None
+
+
 class RunDetail(RunOut):
     trials: list[dict[str, Any]]
+    usage: Usage
 
 
 class RunUploadResult(BaseModel):
@@ -295,6 +316,8 @@ class BenchmarkRecord(WireModel):
     metric: Metric
     tolerance: Tolerance
     reproducible: bool
+    aliases: list[str] = Field(default=[], description="Task names other harnesses give this benchmark "
+                               "(Inspect's `inspect_evals/gsm8k`, lm-eval's `gsm8k`): imports land on it.")
     size: int | None = Field(default=None, ge=1, description="Number of tasks in the split run (for coverage).",
                              examples=[1319])
     referenceScores: list[ReferenceScore]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -36,9 +37,11 @@ from bountyboard.benchhub.schemas import (
     Retraction,
     RunDetail,
     RunOut,
+    RunSource,
     RunUpload,
     Submitter,
     TrialUpload,
+    Usage,
 )
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
@@ -190,7 +193,7 @@ def run_out(run: Run, display_name: str | None = None, metric: stats.MetricRange
         nTrials=run.n_rewarded, nTrialsTotal=run.n_trials, nErrors=run.n_errors,
         claim=ClaimOut(value=run.claim_value, sourceUrl=run.claim_source_url or "")
         if run.claim_value is not None else None,
-        bundleSha256=run.bundle_sha256,
+        source=RunSource(**(run.source or {"format": "harbor"})), bundleSha256=run.bundle_sha256,
         submitter=Submitter(id=run.submitter_id, kind="user" if run.user_id else "anonymous",
                             displayName=display_name),
         createdAt=rfc3339(run.created_at) or "", retracted=run.retracted_at is not None,
@@ -199,8 +202,18 @@ def run_out(run: Run, display_name: str | None = None, metric: stats.MetricRange
     )
 
 
+def usage(trials: list[dict[str, Any]]) -> Usage:
+    """Token and cost totals over the trials that carry them."""
+    tokens = [trial["tokens"] for trial in trials if trial.get("tokens")]
+    costs = [trial["costUsd"] for trial in trials if trial.get("costUsd") is not None]
+    return Usage(inputTokens=sum(t["input"] for t in tokens) if tokens else None,
+                 outputTokens=sum(t["output"] for t in tokens) if tokens else None,
+                 costUsd=math.fsum(costs) if costs else None)
+
+
 def run_detail(run: Run, display_name: str | None = None, metric: stats.MetricRange = stats.MetricRange()) -> RunDetail:
-    return RunDetail(**run_out(run, display_name, metric).model_dump(), trials=json.loads(run.trials))
+    trials = json.loads(run.trials)
+    return RunDetail(**run_out(run, display_name, metric).model_dump(), trials=trials, usage=usage(trials))
 
 
 async def _metric_ranges(session: AsyncSession) -> dict[str, stats.MetricRange]:
@@ -246,6 +259,7 @@ async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploade
         harness_version=upload.harness.version, dataset_ref=upload.dataset.ref,
         dataset_revision=upload.dataset.revision, dataset_seed=upload.dataset.seed,
         dataset_row_ids=upload.dataset.rowIds,
+        source=upload.source.model_dump() if upload.source else None,
         trials=_storable(upload.trials),
         claim_value=upload.claim.value if upload.claim else None,
         claim_source_url=upload.claim.sourceUrl if upload.claim else None,
