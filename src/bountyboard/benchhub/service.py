@@ -290,6 +290,16 @@ async def get_run(session: AsyncSession, run_id: str) -> RunDetail:
     return run_detail(row[0], row[1], (await _metric_ranges(session))[row[0].benchmark_slug])
 
 
+async def run_and_record(session: AsyncSession, run_id: str) -> tuple[Run, dict[str, Any]]:
+    """A stored run and its benchmark's record (exports)."""
+    run = await session.get(Run, run_id)
+    if run is None:
+        raise not_found("run", run_id)
+    benchmark = await session.get(Benchmark, run.benchmark_slug)
+    assert benchmark is not None
+    return run, benchmark.record
+
+
 async def list_runs(session: AsyncSession, params: PageParams, *, benchmark: str | None = None,
                     model: str | None = None, submitter: str | None = None,
                     retracted: bool | None = None) -> tuple[list[RunOut], int]:
