@@ -163,7 +163,6 @@ def test_every_eval_ever_records_of_the_log_count_the_same(admin: Admin, tmp_pat
     assert run["source"] == {"format": "every-eval-ever", "tool": "inspect_ai", "version": "0.3.0"}
 
 
-@pytest.mark.xfail(reason="the export does not pass every rule of Every Eval Ever's validator yet", strict=False)
 def test_a_run_exported_in_every_eval_ever_form_passes_its_validator(admin: Admin, tmp_path: Path) -> None:
     if not EEE_PYTHON.exists():
         pytest.skip("Every Eval Ever needs Python 3.12: scripts/import-deps.sh makes .venv-eee")

@@ -4,7 +4,7 @@
 "aggregatePath", "instancesPath"}``; written at those paths (Every Eval Ever's repository layout)
 they pass its validator. Each trial is one instance (its task the sample id, its attempt in ``metadata.epoch``),
 scored with the run's primary reward; the aggregate's score is the hub's score of the run. The hub
-keeps no prompts or answers, so ``input.raw`` and ``input.reference`` are empty.
+keeps no prompts or answers, so ``input`` and ``output`` are empty.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def _instances(run: Run, result_id: str, evaluation_id: str) -> list[dict[str, A
         row: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id, "model_id": run.model,
             "evaluation_name": run.benchmark_slug, "evaluation_result_id": result_id, "sample_id": task,
-            "interaction_type": "single_turn", "input": {"raw": "", "reference": []}, "answer_attribution": [],
+            "interaction_type": "single_turn", "input": {"raw": "", "reference": []}, "output": {"raw": []},
+            "answer_attribution": [],
             "evaluation": {"score": score, "is_correct": score >= 1.0},
             "error": trial.get("error"), "metadata": {"epoch": str(attempts[task]), "trial": trial["trialName"]},
         }
@@ -63,7 +64,8 @@ def every_eval_ever(run: Run, record: dict[str, Any], run_url: str) -> dict[str,
                             "evaluator_relationship": "third_party"},
         "eval_library": {"name": run.harness_name, "version": run.harness_version or "unknown"},
         "model_info": {"name": run.model, "id": run.model, "developer": developer,
-                       "additional_details": {"bountyboard_model_key": run.model_key}},
+                       "additional_details": {"bountyboard_model_key": run.model_key, "deployment_type": "unknown",
+                                              "model_availability": "unknown"}},
         "evaluation_results": [{
             "evaluation_result_id": result_id, "evaluation_name": run.benchmark_slug,
             "source_data": {"dataset_name": run.dataset_ref, "source_type": "other",
