@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast lint system-deps node-deps harbor-deps perf clean
+.PHONY: run test test-fast lint system-deps node-deps harbor-deps import-deps perf clean
 
 # Without the venv module (Debian's python3 lacks it unless python3-venv is installed), virtualenv from PyPI.
 $(VENV)/.runtime: pyproject.toml
@@ -34,9 +34,13 @@ node-deps:
 harbor-deps:
 	./scripts/harbor.sh
 
+## import-deps: the readers of bench push's imports: Inspect AI in .venv, Every Eval Ever (Python 3.12) in .venv-eee
+import-deps: $(VENV)/.dev
+	./scripts/import-deps.sh
+
 ## test: install everything and run the whole suite, fast tier then live tier (SQLite always, PostgreSQL when reachable)
 # (the tiers are pytest marks set in tests/conftest.py: a failing fast tier stops make before the live tier starts)
-test: $(VENV)/.dev system-deps node-deps harbor-deps
+test: $(VENV)/.dev system-deps node-deps harbor-deps import-deps
 	$(BIN)/pytest -m fast
 	$(BIN)/pytest -m "not fast"
 
@@ -56,4 +60,4 @@ perf: $(VENV)/.dev
 	$(BIN)/python -m perf
 
 clean:
-	rm -rf $(VENV) .venv-harbor .bountyboard .pytest_cache .mypy_cache .ruff_cache node_modules
+	rm -rf $(VENV) .venv-harbor .venv-eee .bountyboard .pytest_cache .mypy_cache .ruff_cache node_modules

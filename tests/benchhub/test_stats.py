@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bountyboard.benchhub import stats
+from bountyboard.benchhub import decisions, stats
 from bountyboard.benchhub.aliases import model_key
 
 pytestmark = pytest.mark.in_process
@@ -52,7 +52,7 @@ def test_one_task_has_a_score_but_no_spread() -> None:
 ])
 def test_the_four_hand_computed_cases(successes: int, tasks: int, status: str) -> None:
     estimate = binary_run(successes, tasks)
-    verdict = stats.verdict(has_runs=True, measured=estimate, claim=CLAIM, tolerance=GSM8K_TOLERANCE,
+    verdict = decisions.verdict(has_runs=True, measured=estimate, claim=CLAIM, tolerance=GSM8K_TOLERANCE,
                             reproducible=True)
     assert verdict.status == status
     assert verdict.band == (pytest.approx(0.90), pytest.approx(0.94))
@@ -83,15 +83,15 @@ def test_small_samples_are_not_decided_either_way() -> None:
 @pytest.mark.parametrize(("successes", "tasks", "extra"), [(3, 5, 2), (5, 5, 36)])
 def test_extra_tasks_is_the_smallest_number_that_decides(successes: int, tasks: int, extra: int) -> None:
     estimate = binary_run(successes, tasks)
-    assert stats.extra_tasks_to_decide(estimate, CLAIM, GSM8K_TOLERANCE) == extra
-    assert stats.decide(estimate, CLAIM, GSM8K_TOLERANCE, (tasks + extra) / tasks) != "inconclusive"
-    assert stats.decide(estimate, CLAIM, GSM8K_TOLERANCE, (tasks + extra - 1) / tasks) == "inconclusive"
+    assert decisions.extra_tasks_to_decide(estimate, CLAIM, GSM8K_TOLERANCE) == extra
+    assert decisions.decide(estimate, CLAIM, GSM8K_TOLERANCE, (tasks + extra) / tasks) != "inconclusive"
+    assert decisions.decide(estimate, CLAIM, GSM8K_TOLERANCE, (tasks + extra - 1) / tasks) == "inconclusive"
 
 
 def test_decided_results_and_a_mean_on_the_band_edge_need_no_extra_tasks() -> None:
-    assert stats.extra_tasks_to_decide(binary_run(280, 400), CLAIM, GSM8K_TOLERANCE) is None
+    assert decisions.extra_tasks_to_decide(binary_run(280, 400), CLAIM, GSM8K_TOLERANCE) is None
     # A mean exactly on the band's edge can never be shown inside or outside it.
-    assert stats.extra_tasks_to_decide(binary_run(9, 10), CLAIM, GSM8K_TOLERANCE) is None
+    assert decisions.extra_tasks_to_decide(binary_run(9, 10), CLAIM, GSM8K_TOLERANCE) is None
 
 
 @pytest.mark.parametrize(("kwargs", "status"), [
@@ -102,7 +102,7 @@ def test_decided_results_and_a_mean_on_the_band_edge_need_no_extra_tasks() -> No
     ({"has_runs": True, "measured": binary_run(10, 20), "claim": 0.5, "reproducible": True}, "inconclusive"),
 ])
 def test_verdict_statuses(kwargs: dict[str, object], status: str) -> None:
-    assert stats.verdict(tolerance=0.02, **kwargs).status == status  # type: ignore[arg-type]
+    assert decisions.verdict(tolerance=0.02, **kwargs).status == status  # type: ignore[arg-type]
 
 
 def test_a_bounded_non_binary_metric_uses_its_range() -> None:

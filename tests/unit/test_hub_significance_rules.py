@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from bountyboard.benchhub import stats
+from bountyboard.benchhub import decisions, stats
 
 
 def tally(rewards: list[float], first_task: int = 0) -> stats.TaskTally:
@@ -23,7 +23,7 @@ def estimate(rewards: list[float]) -> stats.Estimate:
 
 
 def status(rewards: list[float], claim: float, tolerance: float) -> str:
-    return stats.verdict(has_runs=True, measured=estimate(rewards), claim=claim, tolerance=tolerance,
+    return decisions.verdict(has_runs=True, measured=estimate(rewards), claim=claim, tolerance=tolerance,
                          reproducible=True).status
 
 
@@ -93,35 +93,35 @@ def test_ranks_count_only_the_entries_surely_better() -> None:
     intervals = [(0.5, 0.8), (0.5, 0.8), (0.1, 0.3), (0.25, 0.6)]
     # The first two lie entirely above (0.1, 0.3), which the fourth overlaps: ranks 1, 1, 3, 1; the worst
     # place is 4 less the entries surely worse (the first two are surely better than the third only).
-    assert stats.significance_ranks(intervals, higher_is_better=True) == [(1, 3), (1, 3), (3, 4), (1, 4)]
+    assert decisions.significance_ranks(intervals, higher_is_better=True) == [(1, 3), (1, 3), (3, 4), (1, 4)]
     # Lower is better: (0.1, 0.3) is surely better than the first two, which can place 2nd to 4th.
-    assert stats.significance_ranks(intervals, higher_is_better=False) == [(2, 4), (2, 4), (1, 2), (1, 4)]
+    assert decisions.significance_ranks(intervals, higher_is_better=False) == [(2, 4), (2, 4), (1, 2), (1, 4)]
 
 
 def test_twelve_overlapping_intervals_all_rank_first() -> None:
-    assert stats.significance_ranks([(0.1 + i / 100, 0.6 + i / 100) for i in range(12)],
+    assert decisions.significance_ranks([(0.1 + i / 100, 0.6 + i / 100) for i in range(12)],
                                     higher_is_better=True) == [(1, 12)] * 12
 
 
 def test_task_sets_name_the_revision_and_the_tasks_not_their_order() -> None:
-    assert stats.task_set_id("main", ["b", "a"]) == stats.task_set_id("main", ["a", "b"])
-    assert stats.task_set_id("main", ["a"]) != stats.task_set_id("v2", ["a"])
-    assert stats.task_set_id("main", ["a"]) != stats.task_set_id("main", ["a", "b"])
+    assert decisions.task_set_id("main", ["b", "a"]) == decisions.task_set_id("main", ["a", "b"])
+    assert decisions.task_set_id("main", ["a"]) != decisions.task_set_id("v2", ["a"])
+    assert decisions.task_set_id("main", ["a"]) != decisions.task_set_id("main", ["a", "b"])
 
 
 # The paired comparison --------------------------------------------------------------------------------
 
 
 def test_exact_mcnemar_by_hand() -> None:
-    assert stats.exact_mcnemar(1, 0) == 1.0  # 2 * 1/2, capped
-    assert stats.exact_mcnemar(0, 0) == 1.0
-    assert stats.exact_mcnemar(8, 0) == pytest.approx(2 / 256)
-    assert stats.exact_mcnemar(6, 4) == pytest.approx(2 * (1 + 10 + 45 + 120 + 210) / 1024)
-    assert stats.exact_mcnemar(2, 9) == pytest.approx(scipy_stats.binomtest(2, 11, 0.5).pvalue)
+    assert decisions.exact_mcnemar(1, 0) == 1.0  # 2 * 1/2, capped
+    assert decisions.exact_mcnemar(0, 0) == 1.0
+    assert decisions.exact_mcnemar(8, 0) == pytest.approx(2 / 256)
+    assert decisions.exact_mcnemar(6, 4) == pytest.approx(2 * (1 + 10 + 45 + 120 + 210) / 1024)
+    assert decisions.exact_mcnemar(2, 9) == pytest.approx(scipy_stats.binomtest(2, 11, 0.5).pvalue)
 
 
 def test_three_of_five_against_two_of_five() -> None:
-    result = stats.compare_paired(tally([1, 1, 1, 0, 0]), tally([1, 1, 0, 0, 0]))
+    result = decisions.compare_paired(tally([1, 1, 1, 0, 0]), tally([1, 1, 0, 0, 0]))
     assert result is not None and result.method == "exact_mcnemar"
     assert (result.shared_tasks, result.p_value) == (5, 1.0)
     assert result.stderr == pytest.approx(0.2)
@@ -136,21 +136,21 @@ def test_three_of_five_against_two_of_five() -> None:
 def test_the_mcnemar_interval_excludes_zero_exactly_when_the_test_rejects() -> None:
     # 9/10 against 1/10 (A's nine include B's one): 8 discordant, all A's: p = 2 / 2^8. Won: [0.025^(1/8), 1] =
     # [0.63058, 1] (above 1/2, so q's low end scales the low end); q = 8/10: [Beta(8, 3) 2.5%, Beta(9, 2) 97.5%].
-    result = stats.compare_paired(tally([1] * 9 + [0]), tally([1] + [0] * 9))
+    result = decisions.compare_paired(tally([1] * 9 + [0]), tally([1] + [0] * 9))
     assert result is not None and result.p_value == pytest.approx(2 / 256)
     won_low = 0.025 ** (1 / 8)
     assert result.interval == (pytest.approx(scipy_stats.beta.ppf(0.025, 8, 3) * (2 * won_low - 1)),
                                pytest.approx(scipy_stats.beta.ppf(0.975, 9, 2)))
     assert result.interval[0] > 0
     # 9/10 against 5/10 nested: 4 discordant, all A's: p = 2 / 2^4 = 0.125 and the interval holds 0.
-    wider = stats.compare_paired(tally([1] * 9 + [0]), tally([1] * 5 + [0] * 5))
+    wider = decisions.compare_paired(tally([1] * 9 + [0]), tally([1] * 5 + [0] * 5))
     assert wider is not None and wider.p_value == pytest.approx(0.125) and wider.interval[0] < 0 < wider.interval[1]
 
 
 def test_identical_pass_fail_results_have_a_width_and_p_one() -> None:
     # 5/10 each, the same tasks: nothing discordant, p = 1; q's exact upper bound for 0 of 10 is
     # 1 - 0.025^(1/10) = 0.30850, and with no discordant task the share A wins is anything in [0, 1].
-    result = stats.compare_paired(tally([1] * 5 + [0] * 5), tally([1] * 5 + [0] * 5))
+    result = decisions.compare_paired(tally([1] * 5 + [0] * 5), tally([1] * 5 + [0] * 5))
     assert result is not None and result.p_value == 1.0 and result.difference == 0
     assert result.interval == (pytest.approx(-0.30850, abs=1e-5), pytest.approx(0.30850, abs=1e-5))
 
@@ -158,7 +158,7 @@ def test_identical_pass_fail_results_have_a_width_and_p_one() -> None:
 def test_a_continuous_pair_is_the_paired_t_test() -> None:
     a = [0.90, 0.80, 0.70, 0.60, 0.95, 0.85, 0.75, 0.65]
     b = [0.85, 0.85, 0.60, 0.65, 0.80, 0.90, 0.70, 0.60]
-    result = stats.compare_paired(tally(a), tally(b))
+    result = decisions.compare_paired(tally(a), tally(b))
     assert result is not None and result.method == "paired_t"
     reference = scipy_stats.ttest_rel(a, b)
     interval = reference.confidence_interval(0.95)
@@ -169,18 +169,18 @@ def test_a_continuous_pair_is_the_paired_t_test() -> None:
 
 def test_few_shared_tasks_are_never_stronger_than_a_sign_flip_test() -> None:
     # Four tasks, every one 0.1 better: t is unbounded, but a sign-flip test of 4 tasks gives 2 / 16 at best.
-    result = stats.compare_paired(tally([0.5, 0.6, 0.7, 0.8]), tally([0.4, 0.5, 0.6, 0.7]))
+    result = decisions.compare_paired(tally([0.5, 0.6, 0.7, 0.8]), tally([0.4, 0.5, 0.6, 0.7]))
     assert result is not None and result.p_value == pytest.approx(0.125)
     assert result.interval == (-1.0, 1.0)  # 4 < 6 tasks: no 95% statement
     # Two tasks with a real spread: the t test's own p-value when it is larger than the floor.
-    two = stats.compare_paired(tally([0.9, 0.2]), tally([0.1, 0.3]))
+    two = decisions.compare_paired(tally([0.9, 0.2]), tally([0.1, 0.3]))
     assert two is not None
     assert two.p_value == pytest.approx(max(scipy_stats.ttest_rel([0.9, 0.2], [0.1, 0.3]).pvalue, 0.5))
 
 
 def test_only_shared_tasks_count_and_fewer_than_two_compare_nothing() -> None:
-    assert stats.compare_paired(tally([1, 0]), tally([1, 0], first_task=1)) is None  # t1 only
-    result = stats.compare_paired(tally([1, 0, 1]), tally([0, 1, 1, 1, 1]))
+    assert decisions.compare_paired(tally([1, 0]), tally([1, 0], first_task=1)) is None  # t1 only
+    result = decisions.compare_paired(tally([1, 0, 1]), tally([0, 1, 1, 1, 1]))
     assert result is not None and result.shared_tasks == 3
 
 
@@ -191,7 +191,7 @@ def test_several_attempts_compare_task_means() -> None:
                          "reward")
     b = stats.task_tally([("x", {"reward": 1}, None), ("y", {"reward": 0}, None), ("z", {"reward": 0}, None)],
                          "reward")
-    result = stats.compare_paired(a, b)
+    result = decisions.compare_paired(a, b)
     assert result is not None and result.method == "paired_t"
     assert result.difference == pytest.approx((-1 / 3 + 0 + 1 / 2) / 3)
     assert result.p_value == pytest.approx(max(scipy_stats.ttest_rel([2 / 3, 0, 1 / 2], [1, 0, 0]).pvalue, 0.25))
@@ -201,7 +201,7 @@ def test_several_attempts_compare_task_means() -> None:
 @given(st.lists(st.tuples(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0])),
                           st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0]))), min_size=2, max_size=30))
 def test_a_paired_interval_never_leaves_the_range_and_agrees_with_its_p_value(pairs: list[tuple[float, float]]) -> None:
-    result = stats.compare_paired(tally([x for x, _ in pairs]), tally([y for _, y in pairs]))
+    result = decisions.compare_paired(tally([x for x, _ in pairs]), tally([y for _, y in pairs]))
     assert result is not None
     assert -1.0 <= result.interval[0] <= result.interval[1] <= 1.0 and 0 <= result.p_value <= 1
     if result.p_value < 0.049:

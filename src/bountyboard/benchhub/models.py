@@ -46,6 +46,9 @@ class Run(Base):
     dataset_revision: Mapped[str | None] = mapped_column(String(100))
     dataset_seed: Mapped[int | None] = mapped_column(BigInteger)
     dataset_row_ids: Mapped[list[str] | None] = mapped_column(JSONType)
+    # Where the trials were read from: {"format", "tool", "version"} (DESIGN.md section 16); None for
+    # runs uploaded before imports, which are Harbor jobs.
+    source: Mapped[dict[str, str] | None] = mapped_column(JSONType, nullable=True)
     # Harbor's per-key means, the key `score` is the mean of, and pass@k ({"k": value}).
     metrics: Mapped[dict[str, float]] = mapped_column(JSONType)
     primary_metric: Mapped[str] = mapped_column(String(64))

@@ -12,12 +12,11 @@ a claim is judged on the runs of everyone but the claimant, which are merged fro
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -26,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, defer, load_only
 
 from bountyboard import __version__
-from bountyboard.benchhub import stats
+from bountyboard.benchhub import counting, stats
 from bountyboard.benchhub.models import AnyPool, Benchmark, Pool, Run, SubmitterPool
 
 # Reference agents: `oracle` applies the reference solution, `nop` does nothing. Their runs check
@@ -39,15 +38,38 @@ def is_calibration(agent_name: str) -> bool:
     return agent_name.lower() in CALIBRATION_AGENTS
 
 
-def metric_range(record: dict[str, Any]) -> stats.MetricRange:
-    return stats.MetricRange(float(record["metric"]["min"]), float(record["metric"]["max"]))
+class PoolKey(NamedTuple):
+    """What may be pooled: runs of one benchmark, model, agent, dataset revision and primary metric.
+
+    The one place this key is spelled: a run's pools are found by it (with who submitted, see
+    :func:`_columns`), and pool rows are grouped by it when a named and an anonymous pool (or
+    submitters' pools) are merged for a read."""
+
+    benchmark_slug: str
+    model_key: str
+    agent_name: str
+    dataset_revision: str
+    primary_metric: str
+
+    @classmethod
+    def of_run(cls, run: Run) -> PoolKey:
+        return cls(run.benchmark_slug, run.model_key, run.agent_name, run.dataset_revision or "", run.primary_metric)
+
+    @classmethod
+    def of_pool(cls, pool: AnyPool) -> PoolKey:
+        return cls(pool.benchmark_slug, pool.model_key, pool.agent_name, pool.dataset_revision, pool.primary_metric)
+
+    def runs(self) -> list[ColumnElement[bool]]:
+        """The conditions on :class:`Run` selecting the runs of this key."""
+        return [Run.benchmark_slug == self.benchmark_slug, Run.model_key == self.model_key,
+                Run.agent_name == self.agent_name, func.coalesce(Run.dataset_revision, "") == self.dataset_revision,
+                Run.primary_metric == self.primary_metric]
 
 
-def _key(run: Run, table: type[AnyPool]) -> dict[str, Any]:
-    """The columns naming the run's pool in ``table``."""
-    key = {"benchmark_slug": run.benchmark_slug, "model_key": run.model_key, "agent_name": run.agent_name,
-           "dataset_revision": run.dataset_revision or "", "primary_metric": run.primary_metric,
-           "anonymous": run.submitter_kind == "anonymous"}
+def _columns(run: Run, table: type[AnyPool]) -> dict[str, Any]:
+    """The columns naming the run's pool in ``table``: its key, whether anonymous, and for a
+    submitter pool the submitter."""
+    key = {**PoolKey.of_run(run)._asdict(), "anonymous": run.submitter_kind == "anonymous"}
     return {**key, "submitter_id": run.submitter_id} if table is SubmitterPool else key
 
 
@@ -109,9 +131,7 @@ def _refill(pool: AnyPool, runs: Iterable[Run]) -> None:
 def _same_pool(pool: AnyPool) -> list[ColumnElement[bool]]:
     whose = (Run.submitter_id == pool.submitter_id if isinstance(pool, SubmitterPool)
              else (Run.submitter_kind == "anonymous") == pool.anonymous)
-    return [Run.benchmark_slug == pool.benchmark_slug, Run.model_key == pool.model_key,
-            Run.agent_name == pool.agent_name, func.coalesce(Run.dataset_revision, "") == pool.dataset_revision,
-            Run.primary_metric == pool.primary_metric, whose, Run.retracted_at.is_(None)]
+    return [*PoolKey.of_pool(pool).runs(), whose, Run.retracted_at.is_(None)]
 
 
 _POOL_OF_RUNS = (defer(Run.trials), defer(Run.dataset_row_ids))
@@ -122,7 +142,7 @@ _TABLES: tuple[type[AnyPool], ...] = (Pool, SubmitterPool)
 
 
 async def _locked(session: AsyncSession, table: type[AnyPool], run: Run) -> AnyPool:
-    key = _key(run, table)
+    key = _columns(run, table)
     query = select(table).where(*(getattr(table, name) == value for name, value in key.items())).with_for_update()
     return cast(AnyPool, (await session.execute(query)).scalar_one())
 
@@ -131,7 +151,7 @@ async def join(session: AsyncSession, run: Run) -> None:
     """Add a run being stored to its pools, creating them if needed, under the pools' row locks."""
     insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     for table in _TABLES:
-        await session.execute(insert(table).values(**_key(run, table), **_empty(run.model), revision=0)
+        await session.execute(insert(table).values(**_columns(run, table), **_empty(run.model), revision=0)
                               .on_conflict_do_nothing())
         add_run(await _locked(session, table, run), run)
 
@@ -144,43 +164,31 @@ async def rebuild(session: AsyncSession, run: Run) -> None:
         _refill(pool, runs)
 
 
-def store_count(run: Run, count: stats.RunCount) -> None:
-    """Copy a run's counted numbers onto its row."""
-    run.primary_metric, run.metrics = count.primary_metric, count.metrics
-    run.pass_at_k = {str(k): value for k, value in count.pass_at_k.items()}
-    run.task_tally, run.n_tasks = count.tally.as_json(), len(count.tally)
-    run.n_trials, run.n_rewarded, run.n_errors = count.n_trials, count.n_rewarded, count.n_errors
-    run.binary = count.estimate.binary
-    run.score, run.stderr = count.score, count.estimate.stderr
+# What pooling reads of a run, so a migration that repools reads no column a later one adds.
+_POOLED_COLUMNS = (Run.id, Run.benchmark_slug, Run.model, Run.model_key, Run.agent_name, Run.dataset_ref,
+                    Run.dataset_revision, Run.primary_metric, Run.metrics, Run.binary, Run.n_trials, Run.n_errors,
+                    Run.task_tally, Run.claim_value, Run.claim_source_url, Run.submitter_kind, Run.submitter_id,
+                    Run.created_at, Run.retracted_at)
+_POOLED = load_only(*_POOLED_COLUMNS)
 
 
-def trial_rows(trials: Iterable[dict[str, Any]]) -> list[stats.TrialRow]:
-    """Stored (wire-shaped) trials as counting rows."""
-    return [(trial["taskId"], trial.get("rewards"), trial.get("error")) for trial in trials]
+# What counting writes and reads besides (for the same reason).
+_COUNTED = load_only(*_POOLED_COLUMNS, Run.trials, Run.pass_at_k, Run.n_tasks, Run.n_rewarded, Run.score, Run.stderr)
 
 
 def recount_all(session: Session) -> None:
     """Migrations: recount every stored run with Harbor's rule and build the pools anew."""
     records = {slug: record for slug, record in session.execute(select(Benchmark.slug, Benchmark.record))}
-    runs = list(session.execute(select(Run)).scalars())
+    runs = list(session.execute(select(Run).options(_COUNTED)).scalars())
     pools: dict[tuple[Any, ...], Pool] = {}
     for run in runs:
-        record = records[run.benchmark_slug]
-        store_count(run, stats.count_run(trial_rows(json.loads(run.trials)), registry_key=record["metric"]["name"],
-                                         metric=metric_range(record)))
+        counting.recount(run, records[run.benchmark_slug])
         if run.retracted_at is not None:
             continue
-        key = _key(run, Pool)
+        key = _columns(run, Pool)
         pool = pools.setdefault(tuple(key.values()), Pool(**key, **_empty(run.model), revision=0))
         add_run(pool, run)
     session.add_all(pools.values())
-
-
-# What pooling reads of a run, so a migration that repools reads no column a later one adds.
-_POOLED = load_only(Run.id, Run.benchmark_slug, Run.model, Run.model_key, Run.agent_name, Run.dataset_ref,
-                    Run.dataset_revision, Run.primary_metric, Run.metrics, Run.binary, Run.n_trials, Run.n_errors,
-                    Run.task_tally, Run.claim_value, Run.claim_source_url, Run.submitter_kind, Run.submitter_id,
-                    Run.created_at, Run.retracted_at)
 
 
 def repool_all(session: Session, key_of: Callable[[str], str]) -> None:
@@ -195,7 +203,7 @@ def repool_all(session: Session, key_of: Callable[[str], str]) -> None:
         if run.retracted_at is not None:
             continue
         for table in _TABLES:
-            key = _key(run, table)
+            key = _columns(run, table)
             pool = pools.setdefault((table, *key.values()), table(**key, **_empty(run.model), revision=0))
             add_run(pool, run)
     session.add_all(pools.values())
@@ -270,11 +278,10 @@ async def pool_rows(session: AsyncSession, table: type[PoolT], conditions: Seque
 
 
 def by_pool_key(rows: Iterable[PoolT]) -> list[list[PoolT]]:
-    """Rows grouped by (benchmark, model, agent, dataset revision, primary metric): what may be pooled."""
-    groups: dict[tuple[str, ...], list[PoolT]] = {}
+    """Rows grouped by their :class:`PoolKey`: what may be pooled."""
+    groups: dict[PoolKey, list[PoolT]] = {}
     for row in rows:
-        key = (row.benchmark_slug, row.model_key, row.agent_name, row.dataset_revision, row.primary_metric)
-        groups.setdefault(key, []).append(row)
+        groups.setdefault(PoolKey.of_pool(row), []).append(row)
     return list(groups.values())
 
 

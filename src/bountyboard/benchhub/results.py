@@ -22,10 +22,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bountyboard.benchhub import pools, stats
+from bountyboard.benchhub import counting, decisions, pools, stats
 from bountyboard.benchhub.aliases import model_key
-from bountyboard.benchhub.models import Benchmark, Pool, SubmitterPool
-from bountyboard.benchhub.schemas import (
+from bountyboard.benchhub.answers import (
     Claimant,
     ClaimInfo,
     ComparedMeasurement,
@@ -33,16 +32,19 @@ from bountyboard.benchhub.schemas import (
     Coverage,
     Decision,
     Gap,
-    Interval,
     Leaderboard,
     LeaderboardEntry,
-    Metric,
     RankRange,
     ReproducedAnswer,
     ReproducedItem,
     ReproducedMeasurement,
     TaskSet,
     ToleranceUsed,
+)
+from bountyboard.benchhub.models import Benchmark, Pool, SubmitterPool
+from bountyboard.benchhub.schemas import (
+    Interval,
+    Metric,
 )
 from bountyboard.benchhub.service import ensure_registry, get_benchmark
 from bountyboard.clock import rfc3339
@@ -52,7 +54,8 @@ from bountyboard.errors import Problem, invalid
 TOLERANCE_RULE = ("reproduced: the 90% interval lies inside claim ± tolerance.abs (TOST at 5%); discrepant: the 95% "
                   "interval lies outside it; inconclusive otherwise")
 # In the order gaps[] lists them: unchecked claims first, then inconclusive results, then blanks.
-GAP_STATUSES = (stats.Status.CLAIM_ONLY, stats.Status.SELF_REPORTED, stats.Status.INCONCLUSIVE, stats.Status.GAP)
+GAP_STATUSES = (decisions.Status.CLAIM_ONLY, decisions.Status.SELF_REPORTED, decisions.Status.INCONCLUSIVE,
+                decisions.Status.GAP)
 DEFAULT_PULL_ROWS = 200
 # The benchmark page compares every pair among this many leading entries (15 pairs).
 PAIRWISE_ENTRIES = 6
@@ -90,7 +93,7 @@ async def leaderboard(session: AsyncSession, slug: str, *, include_anonymous: bo
     benchmark = await get_benchmark(session, slug)
     record = benchmark.record
     size = record.get("size")
-    metric = pools.metric_range(record)
+    metric = counting.metric_range(record)
     found = await pools.measurements(session, leaderboard_conditions(slug), include_anonymous=include_anonymous,
                                      metrics={slug: metric})
     pairs: dict[tuple[str, str], list[pools.Measurement]] = {}
@@ -101,7 +104,7 @@ async def leaderboard(session: AsyncSession, slug: str, *, include_anonymous: bo
     entries = [
         LeaderboardEntry(
             rank=None, rankRange=None, model=head.model, modelKey=key, **_measurement_fields(head, size),
-            taskSet=TaskSet(id=stats.task_set_id(head.dataset_revision, tally.trials),
+            taskSet=TaskSet(id=decisions.task_set_id(head.dataset_revision, tally.trials),
                             datasetRevision=head.dataset_revision or None, tasks=len(tally)),
             datasetRevisions=sorted({m.dataset_revision or "(unnamed)" for m in measured}),
         )
@@ -128,7 +131,7 @@ def _rank_by_task_set(entries: list[LeaderboardEntry], metric: stats.MetricRange
         by_set.setdefault(entry.taskSet.id, []).append(entry)
     for group in by_set.values():
         intervals = [(e.ci95.low, e.ci95.high) if e.ci95 else (metric.low, metric.high) for e in group]
-        for entry, (best, worst) in zip(group, stats.significance_ranks(intervals, higher_is_better=higher),
+        for entry, (best, worst) in zip(group, decisions.significance_ranks(intervals, higher_is_better=higher),
                                         strict=True):
             entry.rank, entry.rankRange = best, RankRange(best=best, worst=worst)
     groups = sorted(by_set.values(), key=lambda group: (-len(group), -group[0].taskSet.tasks, group[0].taskSet.id))
@@ -199,29 +202,29 @@ def reproduced_conditions(model: str) -> list[ColumnElement[bool]]:
     return [Pool.model_key == model_key(model)]
 
 
-def _parties(rows: Sequence[SubmitterPool], claim: Claim | None) -> list[tuple[stats.Basis, list[SubmitterPool]]]:
+def _parties(rows: Sequence[SubmitterPool], claim: Claim | None) -> list[tuple[decisions.Basis, list[SubmitterPool]]]:
     """The model's runs on one benchmark split by whose they are, in the order a status is decided on."""
     claimant = claim.claimant.id if claim else None
-    return [(stats.Basis.INDEPENDENT, [row for row in rows if not row.anonymous and row.submitter_id != claimant]),
-            (stats.Basis.CLAIMANT, [row for row in rows if row.submitter_id == claimant]),
-            (stats.Basis.ANONYMOUS, [row for row in rows if row.anonymous and row.submitter_id != claimant])]
+    return [(decisions.Basis.INDEPENDENT, [row for row in rows if not row.anonymous and row.submitter_id != claimant]),
+            (decisions.Basis.CLAIMANT, [row for row in rows if row.submitter_id == claimant]),
+            (decisions.Basis.ANONYMOUS, [row for row in rows if row.anonymous and row.submitter_id != claimant])]
 
 
-_BASES = list(stats.Basis)
+_BASES = list(decisions.Basis)
 
 
 def _item(benchmark: Benchmark, claim: Claim | None,
-          measured: list[tuple[stats.Basis, pools.Measurement]]) -> ReproducedItem:
+          measured: list[tuple[decisions.Basis, pools.Measurement]]) -> ReproducedItem:
     record = benchmark.record
     size = record.get("size")
     ranked = sorted(measured, key=lambda pair: _most_tasks(pair[1]), reverse=True)
     ranked.sort(key=lambda pair: _BASES.index(pair[0]))  # stable: most tasks first within each basis
     head = ranked[0] if ranked else None
     tolerance = float(record["tolerance"]["abs"])
-    verdict = stats.verdict(has_runs=head is not None, measured=head[1].estimate if head else None,
+    verdict = decisions.verdict(has_runs=head is not None, measured=head[1].estimate if head else None,
                             claim=claim.info.value if claim else None, tolerance=tolerance,
                             reproducible=benchmark.reproducible,
-                            basis=head[0] if head else stats.Basis.INDEPENDENT)
+                            basis=head[0] if head else decisions.Basis.INDEPENDENT)
     decision = Decision(band=Interval(low=verdict.band[0], high=verdict.band[1]),
                         confidence=stats.DIFFERENCE_CONFIDENCE,
                         extraTasksToDecide=verdict.extra_tasks) if verdict.band else None
@@ -229,7 +232,7 @@ def _item(benchmark: Benchmark, claim: Claim | None,
     return ReproducedItem(
         benchmark=benchmark.slug, name=benchmark.name, kind=benchmark.kind, status=verdict.status.value,
         reason=verdict.reason, claim=claim.info if claim else None, claimant=claim.claimant if claim else None,
-        independent=claim is not None and head is not None and head[0] is stats.Basis.INDEPENDENT,
+        independent=claim is not None and head is not None and head[0] is decisions.Basis.INDEPENDENT,
         measured=shown[0] if shown else None, otherMeasurements=shown[1:],
         runs=sum(m.runs for _, m in ranked), submitters=len({s for _, m in ranked for s in m.submitters}),
         delta=verdict.delta, decision=decision, tolerance=ToleranceUsed(abs=tolerance, rule=TOLERANCE_RULE),
@@ -241,7 +244,7 @@ async def reproduced(session: AsyncSession, model: str, *, include_anonymous: bo
     await ensure_registry(session)
     key = model_key(model)
     benchmarks = list((await session.execute(select(Benchmark).order_by(Benchmark.slug))).scalars())
-    ranges = {benchmark.slug: pools.metric_range(benchmark.record) for benchmark in benchmarks}
+    ranges = {benchmark.slug: counting.metric_range(benchmark.record) for benchmark in benchmarks}
     rows = await pools.pool_rows(session, SubmitterPool, [SubmitterPool.model_key == key],
                                  include_anonymous=include_anonymous)
     by_benchmark: dict[str, list[SubmitterPool]] = {}
@@ -250,7 +253,7 @@ async def reproduced(session: AsyncSession, model: str, *, include_anonymous: bo
             by_benchmark.setdefault(row.benchmark_slug, []).append(row)
     claims: dict[str, Claim | None] = {}
     groups: list[list[SubmitterPool]] = []
-    bases: list[stats.Basis] = []
+    bases: list[decisions.Basis] = []
     for benchmark in benchmarks:
         found = by_benchmark.get(benchmark.slug, [])
         claim = claims[benchmark.slug] = registry_claims(benchmark.record).get(key) or upload_claim(found)
@@ -258,16 +261,16 @@ async def reproduced(session: AsyncSession, model: str, *, include_anonymous: bo
             for group in pools.by_pool_key(party):
                 groups.append(group)
                 bases.append(basis)
-    measured: dict[str, list[tuple[stats.Basis, pools.Measurement]]] = {}
+    measured: dict[str, list[tuple[decisions.Basis, pools.Measurement]]] = {}
     for basis, measurement in zip(bases, await pools.measure(session, SubmitterPool, groups, ranges), strict=True):
         measured.setdefault(measurement.benchmark, []).append((basis, measurement))
     items = [_item(benchmark, claims[benchmark.slug], measured.get(benchmark.slug, [])) for benchmark in benchmarks]
     gaps = [Gap(benchmark=item.benchmark, status=item.status, reason=item.reason,
                 command=gap_command(benchmark.record, model))
             for item, benchmark in zip(items, benchmarks, strict=True)
-            if stats.Status(item.status) in GAP_STATUSES and benchmark.reproducible]
-    gaps.sort(key=lambda gap: GAP_STATUSES.index(stats.Status(gap.status)))
-    summary: dict[str, int] = {status.value: 0 for status in stats.Status}
+            if decisions.Status(item.status) in GAP_STATUSES and benchmark.reproducible]
+    gaps.sort(key=lambda gap: GAP_STATUSES.index(decisions.Status(gap.status)))
+    summary: dict[str, int] = {status.value: 0 for status in decisions.Status}
     for item in items:
         summary[item.status] += 1
     return ReproducedAnswer(model=model, modelKey=key, includeAnonymous=include_anonymous,
@@ -300,7 +303,7 @@ async def compare(session: AsyncSession, slug: str, a: str, b: str, *, agent_a: 
                   agent_b: str | None = None, include_anonymous: bool = True) -> Comparison:
     """``a`` against ``b`` on the tasks both ran, on the dataset revision where they share the most."""
     benchmark = await get_benchmark(session, slug)
-    metric = pools.metric_range(benchmark.record)
+    metric = counting.metric_range(benchmark.record)
     found = await pools.measurements(session, compare_conditions(slug, a, b), include_anonymous=include_anonymous,
                                      metrics={slug: metric})
     side_a, side_b = _side(found, a, agent_a, slug), _side(found, b, agent_b, slug)
@@ -311,14 +314,15 @@ async def compare(session: AsyncSession, slug: str, a: str, b: str, *, agent_a: 
     candidates = [(len(tallies[id(x)].trials.keys() & tallies[id(y)].trials.keys()), x, y)
                   for x in side_a for y in side_b if x.dataset_revision == y.dataset_revision]
     shared, x, y = max(candidates, key=lambda c: c[0], default=(0, side_a[0], side_b[0]))
-    result = stats.compare_paired(tallies[id(x)], tallies[id(y)], metric) if shared else None
+    result = decisions.compare_paired(tallies[id(x)], tallies[id(y)], metric) if shared else None
     if result is None:
         raise invalid(f"{a!r} and {b!r} share {shared} task(s) on {slug!r} (on any one dataset revision): a paired "
                       f"comparison needs at least {stats.MIN_TASKS_FOR_ERROR}.", code=ErrorCode.NO_SHARED_TASKS)
     return _comparison(slug, x, y, result)
 
 
-def _comparison(slug: str, a: pools.Measurement, b: pools.Measurement, result: stats.PairedComparison) -> Comparison:
+def _comparison(slug: str, a: pools.Measurement, b: pools.Measurement,
+                result: decisions.PairedComparison) -> Comparison:
     return Comparison(benchmark=slug, a=_compared(a), b=_compared(b), sharedTasks=result.shared_tasks,
                       meanA=result.mean_a, meanB=result.mean_b, difference=result.difference, se=result.stderr,
                       interval=Interval(low=result.interval[0], high=result.interval[1]), pValue=result.p_value,
@@ -342,7 +346,7 @@ async def pairwise(session: AsyncSession, board: Leaderboard) -> list[Comparison
     tallies = await pools.task_tallies(session, heads)
     comparisons = []
     for i, j in itertools.combinations(range(len(heads)), 2):
-        result = stats.compare_paired(tallies[i], tallies[j], metric)
+        result = decisions.compare_paired(tallies[i], tallies[j], metric)
         if result is not None:
             comparisons.append(_comparison(slug, heads[i], heads[j], result))
     return comparisons

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -14,13 +14,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard import ratelimit
 from bountyboard.accounts.auth import Actor, require_optional
 from bountyboard.accounts.dependencies import AdminActor
-from bountyboard.benchhub import pools, registry, results, service
-from bountyboard.benchhub.schemas import (
-    BenchmarkRecord,
+from bountyboard.benchhub import exports, pools, registry, results, service
+from bountyboard.benchhub.answers import (
     Comparison,
     Leaderboard,
-    RegistryIndex,
     ReproducedAnswer,
+)
+from bountyboard.benchhub.schemas import (
+    BenchmarkRecord,
+    RegistryIndex,
     RetractBody,
     RunDetail,
     RunOut,
@@ -172,8 +174,15 @@ async def list_runs(
 
 
 @router.get("/v1/bench/runs/{id}", summary="A run with its trials", response_model=RunDetail,
-            responses=problem_responses(404))
-async def get_run(id: str, session: SessionDep) -> RunDetail:
+            responses={**problem_responses(404), 200: {"description": "The run; with `format=every-eval-ever`, "
+                                                       "`{aggregate, instances}` in Every Eval Ever's schema 0.3.0"}})
+async def get_run(id: str, session: SessionDep, format: Annotated[Literal["hub", "every-eval-ever"], Query(
+        description="`every-eval-ever`: the run as an Every Eval Ever aggregate record and its instances")] = "hub",
+        ) -> RunDetail | JSONResponse:
+    if format == "every-eval-ever":
+        run, record = await service.run_and_record(session, id)
+        url = f"{get_settings().base_url.rstrip('/')}/v1/bench/runs/{id}"
+        return JSONResponse(exports.every_eval_ever(run, record, url))
     return await service.get_run(session, id)
 
 

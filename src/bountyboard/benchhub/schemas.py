@@ -1,4 +1,5 @@
-"""Wire shapes of the benchmark hub (camelCase): run uploads, stored runs, benchmark records.
+"""Wire shapes of the benchmark hub (camelCase): run uploads, stored runs, benchmark records
+(the answers of its reads are in :mod:`.answers`).
 
 :class:`RunUpload` is the body of ``POST /v1/runs``; the ``bench push`` command builds it from job
 directories. Every model refuses unknown fields, non-finite numbers and empty identifiers, so a
@@ -126,6 +127,15 @@ def trial_problems(trials: list[Any]) -> list[str]:
     return problems
 
 
+class RunSource(WireModel):
+    """Where the trials were read from (DESIGN.md section 16)."""
+
+    format: Literal["harbor", "inspect", "lm-eval", "every-eval-ever"] = Field(examples=["inspect"])
+    tool: str = Field(default="", max_length=100, description="The harness that wrote the file.",
+                      examples=["inspect_ai"])
+    version: str = Field(default="", max_length=100, examples=["0.3.285"])
+
+
 class ClaimUpload(WireModel):
     """A published score for this model on this benchmark, to be checked against the trials."""
 
@@ -144,6 +154,8 @@ class RunUpload(WireModel):
     # Items are checked by trial_problems (in chunks) and kept as sent.
     trials: list[SkipValidation[TrialUpload]] = Field(min_length=1, max_length=MAX_TRIALS)
     claim: ClaimUpload | None = None
+    source: RunSource | None = Field(default=None, description="The file the trials were imported from; "
+                                     "absent for Harbor jobs.")
     primaryMetric: RewardKey | None = Field(
         default=None, description="The reward key `score` is the mean of (`bench push --metric KEY`). Default: "
         "the benchmark's metric name when the trials carry it, else `reward`, else the only key.",
@@ -211,6 +223,7 @@ class RunOut(BaseModel):
     nTrialsTotal: int = Field(description="Every trial uploaded: the denominator of the means.")
     nErrors: int = Field(description="Harbor's n_errors: the trials that carry an error, rewarded or not.")
     claim: ClaimOut | None
+    source: RunSource = Field(description="Where the trials were read from; `harbor` for runs stored before imports.")
     bundleSha256: str
     submitter: Submitter
     createdAt: str
@@ -218,8 +231,17 @@ class RunOut(BaseModel):
     retraction: Retraction | None
 
 
+class Usage(BaseModel):
+    """Token and cost totals over the trials that carry them (null when none does)."""
+
+    inputTokens: int | None
+    outputTokens: int | None
+    costUsd: float | None
+
+
 class RunDetail(RunOut):
     trials: list[dict[str, Any]]
+    usage: Usage
 
 
 class RunUploadResult(BaseModel):
@@ -294,6 +316,8 @@ class BenchmarkRecord(WireModel):
     metric: Metric
     tolerance: Tolerance
     reproducible: bool
+    aliases: list[str] = Field(default=[], description="Task names other harnesses give this benchmark "
+                               "(Inspect's `inspect_evals/gsm8k`, lm-eval's `gsm8k`): imports land on it.")
     size: int | None = Field(default=None, ge=1, description="Number of tasks in the split run (for coverage).",
                              examples=[1319])
     referenceScores: list[ReferenceScore]
@@ -307,181 +331,3 @@ class RegistryIndex(BaseModel):
     generatedAt: str
     sha256: str = Field(description="sha256 of the canonical JSON of `records` (also the ETag).")
     records: list[BenchmarkRecord]
-
-
-# Measurements, reproduced results, leaderboards ---------------------------------------------------------
-
-
-class Coverage(BaseModel):
-    tasks: int = Field(description="Tasks measured.")
-    size: int | None = Field(description="Tasks in the benchmark, when the registry records it.")
-    fraction: float | None = Field(description="tasks / size")
-
-
-class Measurement(BaseModel):
-    """The non-retracted runs of one model with one agent on one dataset revision, pooled by task."""
-
-    agent: str
-    calibration: bool = Field(description="A reference agent (`oracle`, `nop`): a harness check, never ranked.")
-    datasetRevision: str | None
-    datasetRefs: list[str]
-    primaryMetric: str
-    mean: float | None = Field(description="Harbor's mean of the primary metric over every pooled trial.")
-    stderr: float | None = Field(description="Standard error, clustered by task.")
-    ci95: Interval | None = Field(description="Jeffreys 95% interval with the task-clustered effective size, widened "
-                                              "for an estimated spread; the whole range below 6 such tasks.")
-    ci90: Interval | None = Field(description="The 90% interval the equivalence test (TOST at 5%) uses (the whole "
-                                              "range below 5 tasks of estimated spread).")
-    effectiveTasks: float | None = Field(description="Independent pass/fail observations worth as much.")
-    metrics: dict[str, float] = Field(examples=[{"reward": 0.75}])
-    coverage: Coverage
-    nTasks: int
-    nTrials: int
-    nErrors: int
-    runs: int
-    anonymousRuns: int = Field(description="Runs uploaded without an account.")
-    submitters: int = Field(description="Accounts among the uploaders (one account is one submitter); anonymous "
-                                        "runs add none.")
-    lastRunAt: str
-
-
-class ReproducedMeasurement(Measurement):
-    basis: Literal["independent", "claimant", "anonymous"] = Field(
-        description="Whose runs: keyed submitters other than the claimant (`independent`; every keyed submitter "
-                    "when nothing is claimed), the claimant's own, or anonymous uploads.")
-
-
-class Claimant(BaseModel):
-    kind: Literal["registry", "user", "anonymous"] = Field(
-        description="The registry's reference score (its source is `claim.sourceUrl`), or the uploader of the run "
-                    "that carried the claim.")
-    id: str | None = Field(description="`usr_...` or `anon_...` for an uploader; null for the registry.")
-
-
-class ClaimInfo(BaseModel):
-    value: float
-    sourceUrl: str
-    date: str | None
-    stderr: float | None
-    origin: Literal["registry", "run"] = Field(description="A curated reference score, or the claim an upload carried.")
-
-
-class Decision(BaseModel):
-    band: Interval = Field(description="claim ± tolerance.abs, inside the metric's range")
-    confidence: float = Field(description="Both decisions are tests at 1 - confidence.", examples=[0.95])
-    extraTasksToDecide: int | None = Field(
-        description="For an inconclusive result: how many more tasks, behaving like those measured, would make it "
-                    "reproduced or discrepant (null when decided, or when no feasible number would).")
-
-
-class ToleranceUsed(BaseModel):
-    abs: float
-    rule: str
-
-
-ReproducedStatus = Literal["reproduced", "discrepant", "inconclusive", "self_reported", "runs_only", "claim_only",
-                           "gap", "not_reproducible"]
-
-
-class ReproducedItem(BaseModel):
-    benchmark: str
-    name: str
-    kind: str
-    status: ReproducedStatus
-    reason: str
-    claim: ClaimInfo | None
-    claimant: Claimant | None = Field(description="Who made the claim.")
-    independent: bool = Field(description="The status was decided on runs by keyed submitters other than the "
-                                          "claimant.")
-    measured: ReproducedMeasurement | None = Field(
-        description="The measurement the status is decided on: the (agent, revision) with the most tasks among "
-                    "independent runs, else the claimant's own, else anonymous ones; calibration agents never count.")
-    otherMeasurements: list[ReproducedMeasurement] = Field(description="This model's other measurements.")
-    runs: int
-    submitters: int = Field(description="Accounts that uploaded runs (one account is one submitter, whatever its "
-                                        "keys); anonymous runs add none.")
-    delta: float | None = Field(description="measured mean - claim")
-    decision: Decision | None
-    tolerance: ToleranceUsed
-
-
-class Gap(BaseModel):
-    benchmark: str
-    status: str
-    reason: str
-    command: str = Field(description="The bench commands that would fill this gap.")
-
-
-class ReproducedAnswer(BaseModel):
-    model: str
-    modelKey: str
-    includeAnonymous: bool
-    toleranceRule: str
-    summary: dict[str, int]
-    data: list[ReproducedItem]
-    gaps: list[Gap]
-
-
-class RankRange(BaseModel):
-    best: int = Field(description="1 + the entries of the same task set surely better (the rank).")
-    worst: int = Field(description="The entries of the same task set, less those surely worse.")
-
-
-class TaskSet(BaseModel):
-    id: str = Field(description="Names the dataset revision and the task ids measured: entries are ranked only "
-                                "against entries with the same id.", examples=["ts_3f9a0c2b7d1e4a56"])
-    datasetRevision: str | None
-    tasks: int
-
-
-class LeaderboardEntry(Measurement):
-    """A (model, agent) pair, headed by its dataset revision with the most tasks."""
-
-    rank: int | None = Field(description="1 + the number of entries of the same task set whose 95% interval lies "
-                                         "entirely on the better side of this one's: entries the data cannot order "
-                                         "share a rank. Null for harness checks.")
-    rankRange: RankRange | None = Field(description="The places this entry could take among its task set; null for "
-                                                    "harness checks.")
-    taskSet: TaskSet
-    model: str
-    modelKey: str
-    datasetRevisions: list[str] = Field(description="Every dataset revision this pair was measured on (each a "
-                                                    "separate pool).")
-
-
-class Leaderboard(BaseModel):
-    benchmark: str
-    metric: Metric
-    size: int | None = Field(description="Tasks in the benchmark, when known.")
-    includeAnonymous: bool
-    data: list[LeaderboardEntry] = Field(description="(Model, agent) pairs by task set (the most entries first), "
-                                                     "then by rank.")
-    harnessChecks: list[LeaderboardEntry] = Field(description="Runs of reference agents (`oracle`, `nop`): they "
-                                                             "check the harness, never take a place.")
-
-
-class ComparedMeasurement(BaseModel):
-    model: str
-    modelKey: str
-    agent: str
-    datasetRevision: str | None
-    nTasks: int = Field(description="Tasks this measurement ran (the comparison uses those both ran).")
-
-
-class Comparison(BaseModel):
-    """``a`` minus ``b`` on the tasks both ran, each task weighing once (the mean of its attempts)."""
-
-    benchmark: str
-    a: ComparedMeasurement
-    b: ComparedMeasurement
-    sharedTasks: int
-    meanA: float
-    meanB: float
-    difference: float = Field(description="meanA - meanB")
-    se: float = Field(description="Standard error of the difference, clustered by task: the spread of the per-task "
-                                  "differences.")
-    interval: Interval = Field(description="95% interval of the difference (docs/benchhub.md, paired comparison).")
-    pValue: float = Field(description="Two-sided p-value of no difference.")
-    method: Literal["exact_mcnemar", "paired_t"] = Field(
-        description="exact_mcnemar when both are one pass/fail attempt per shared task (the test's exact interval); "
-                    "paired_t otherwise (n - 1 degrees of freedom, never stronger than a sign-flip test).")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterator, Sequence
+import math
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, overload
+from typing import Any
 
 from pydantic_core import to_json
 from sqlalchemy import Select, func, select, update
@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from bountyboard.accounts.models import User
-from bountyboard.benchhub import pools, registry, search, stats
+from bountyboard.benchhub import counting, pools, registry, search, stats
 from bountyboard.benchhub.aliases import model_key
 from bountyboard.benchhub.models import Benchmark, Run
 from bountyboard.benchhub.schemas import (
@@ -37,9 +37,11 @@ from bountyboard.benchhub.schemas import (
     Retraction,
     RunDetail,
     RunOut,
+    RunSource,
     RunUpload,
     Submitter,
     TrialUpload,
+    Usage,
 )
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
@@ -47,8 +49,6 @@ from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.pagination import PageParams
-
-_MAX_REPORTED_ERRORS = 20
 
 # Databases (by URL) whose registry this process has already brought up to date.
 _seeded: set[str] = set()
@@ -193,7 +193,7 @@ def run_out(run: Run, display_name: str | None = None, metric: stats.MetricRange
         nTrials=run.n_rewarded, nTrialsTotal=run.n_trials, nErrors=run.n_errors,
         claim=ClaimOut(value=run.claim_value, sourceUrl=run.claim_source_url or "")
         if run.claim_value is not None else None,
-        bundleSha256=run.bundle_sha256,
+        source=RunSource(**(run.source or {"format": "harbor"})), bundleSha256=run.bundle_sha256,
         submitter=Submitter(id=run.submitter_id, kind="user" if run.user_id else "anonymous",
                             displayName=display_name),
         createdAt=rfc3339(run.created_at) or "", retracted=run.retracted_at is not None,
@@ -202,13 +202,23 @@ def run_out(run: Run, display_name: str | None = None, metric: stats.MetricRange
     )
 
 
+def usage(trials: list[dict[str, Any]]) -> Usage:
+    """Token and cost totals over the trials that carry them."""
+    tokens = [trial["tokens"] for trial in trials if trial.get("tokens")]
+    costs = [trial["costUsd"] for trial in trials if trial.get("costUsd") is not None]
+    return Usage(inputTokens=sum(t["input"] for t in tokens) if tokens else None,
+                 outputTokens=sum(t["output"] for t in tokens) if tokens else None,
+                 costUsd=math.fsum(costs) if costs else None)
+
+
 def run_detail(run: Run, display_name: str | None = None, metric: stats.MetricRange = stats.MetricRange()) -> RunDetail:
-    return RunDetail(**run_out(run, display_name, metric).model_dump(), trials=json.loads(run.trials))
+    trials = json.loads(run.trials)
+    return RunDetail(**run_out(run, display_name, metric).model_dump(), trials=trials, usage=usage(trials))
 
 
 async def _metric_ranges(session: AsyncSession) -> dict[str, stats.MetricRange]:
     records = (await session.execute(select(Benchmark.slug, Benchmark.record))).all()
-    return {slug: pools.metric_range(record) for slug, record in records}
+    return {slug: counting.metric_range(record) for slug, record in records}
 
 
 def _with_names(query: Select[Any]) -> Select[Any]:
@@ -225,63 +235,10 @@ async def _find_by_bundle(session: AsyncSession, bundle_sha256: str) -> tuple[Ru
     return (row[0], row[1]) if row else None
 
 
-class TrialRows(Sequence[stats.TrialRow]):
-    """The validated trial dicts seen as counting rows, made on the fly: no list of 10,000 tuples
-    stays alive while an upload is counted."""
-
-    def __init__(self, trials: list[TrialUpload]) -> None:
-        self.trials = trials
-
-    def __len__(self) -> int:
-        return len(self.trials)
-
-    @overload
-    def __getitem__(self, index: int) -> stats.TrialRow: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[stats.TrialRow]: ...
-    def __getitem__(self, index: int | slice) -> stats.TrialRow | Sequence[stats.TrialRow]:
-        if isinstance(index, slice):
-            return [self._row(trial) for trial in self.trials[index]]
-        return self._row(self.trials[index])
-
-    def __iter__(self) -> Iterator[stats.TrialRow]:
-        return map(self._row, self.trials)
-
-    @staticmethod
-    def _row(trial: TrialUpload) -> stats.TrialRow:
-        return trial["taskId"], trial.get("rewards"), trial.get("error")
-
-
 def _storable(trials: list[TrialUpload]) -> str:
     """The trials as stored: the dicts as sent, serialised in one pass by pydantic_core (times as
     RFC 3339 text)."""
     return to_json(trials).decode()
-
-
-def _count(upload: RunUpload, record: dict[str, Any]) -> stats.RunCount:
-    """Count the trials Harbor's way; refuse values the benchmark's metric cannot take."""
-    metric = record["metric"]
-    rows = TrialRows(upload.trials)
-    try:
-        count = stats.count_run(rows, registry_key=metric["name"], override=upload.primaryMetric,
-                                metric=pools.metric_range(record))
-    except stats.AmbiguousPrimaryKeyError as exc:
-        raise invalid(f"No primary metric: {exc}.", [{"field": "primaryMetric", "message": str(exc)}],
-                      code=ErrorCode.AMBIGUOUS_METRIC) from exc
-    low, high = metric["min"], metric["max"]
-    errors: list[dict[str, str]] = []
-    key = count.primary_metric
-    for index, (_, rewards, _) in enumerate(rows):
-        if rewards and key in rewards and not low <= rewards[key] <= high:
-            errors.append({"field": f"trials.{index}.rewards.{key}",
-                           "message": f"{rewards[key]} is outside [{low}, {high}] of {metric['name']}"})
-    if upload.claim is not None and not low <= upload.claim.value <= high:
-        errors.append({"field": "claim.value", "message": f"{upload.claim.value} is outside [{low}, {high}]"})
-    if errors:
-        shown = errors[:_MAX_REPORTED_ERRORS]
-        raise invalid(f"{len(errors)} value(s) are impossible for {record['slug']}: {shown[0]['message']}.",
-                      shown, code=ErrorCode.IMPOSSIBLE_SCORE)
-    return count
 
 
 async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploader) -> tuple[RunOut, bool]:
@@ -295,21 +252,22 @@ async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploade
     if benchmark is None:
         raise invalid(f"No benchmark {upload.benchmark!r} in the registry; search with GET /v1/bench/benchmarks.",
                       [{"field": "benchmark", "message": "unknown benchmark slug"}], code=ErrorCode.UNKNOWN_BENCHMARK)
-    count = _count(upload, benchmark.record)
+    count = counting.count_upload(upload, benchmark.record)
     run = Run(
         id=new_id("run"), benchmark_slug=benchmark.slug, model=upload.model, model_key=model_key(upload.model),
         agent_name=upload.agent.name, agent_version=upload.agent.version, harness_name=upload.harness.name,
         harness_version=upload.harness.version, dataset_ref=upload.dataset.ref,
         dataset_revision=upload.dataset.revision, dataset_seed=upload.dataset.seed,
         dataset_row_ids=upload.dataset.rowIds,
+        source=upload.source.model_dump() if upload.source else None,
         trials=_storable(upload.trials),
         claim_value=upload.claim.value if upload.claim else None,
         claim_source_url=upload.claim.sourceUrl if upload.claim else None,
         bundle_sha256=upload.bundleSha256, submitter_kind="user" if uploader.user_id else "anonymous",
         submitter_id=uploader.submitter_id, user_id=uploader.user_id, bot_id=uploader.bot_id, created_at=now(),
     )
-    pools.store_count(run, count)
-    metric = pools.metric_range(benchmark.record)
+    counting.store_count(run, count)
+    metric = counting.metric_range(benchmark.record)
     try:
         session.add(run)
         await session.flush()
@@ -330,6 +288,16 @@ async def get_run(session: AsyncSession, run_id: str) -> RunDetail:
     if row is None:
         raise not_found("run", run_id)
     return run_detail(row[0], row[1], (await _metric_ranges(session))[row[0].benchmark_slug])
+
+
+async def run_and_record(session: AsyncSession, run_id: str) -> tuple[Run, dict[str, Any]]:
+    """A stored run and its benchmark's record (exports)."""
+    run = await session.get(Run, run_id)
+    if run is None:
+        raise not_found("run", run_id)
+    benchmark = await session.get(Benchmark, run.benchmark_slug)
+    assert benchmark is not None
+    return run, benchmark.record
 
 
 async def list_runs(session: AsyncSession, params: PageParams, *, benchmark: str | None = None,

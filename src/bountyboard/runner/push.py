@@ -36,6 +36,7 @@ from bountyboard import clock
 from bountyboard.benchhub.schemas import RunUpload
 from bountyboard.client.exceptions import BountyboardError
 from bountyboard.client.transport import ApiError, Transport
+from bountyboard.runner import imports
 from bountyboard.runner.adapters import Manifest, read_manifest
 from bountyboard.runner.harbor import JobDir, TrialResult, find_job_dirs, read_job_dir
 
@@ -174,6 +175,11 @@ def prepare(root: Path, *, benchmark: str | None = None, model: str | None = Non
     """Read every job directory under ``root`` and build its payloads (nothing is sent)."""
     if not root.exists():
         raise PushError(f"{root} does not exist")
+    kind = imports.detect(root)
+    if kind is not None:
+        if metric is not None:
+            raise PushError(f"--metric does not apply to {kind} files: the harness's own metric is counted")
+        return [_prepare_import(root, kind, benchmark=benchmark, model=model, claim=claim)]
     jobs = find_job_dirs(root)
     if not jobs:
         raise PushError(f"no job directories (with config.json and result.json) under {root}")
@@ -210,17 +216,31 @@ def prepare(root: Path, *, benchmark: str | None = None, model: str | None = Non
             }
             if metric is not None:
                 body["primaryMetric"] = metric
-            try:
-                payload = RunUpload.model_validate({**body, "bundleSha256": "0" * 64})
-            except ValidationError as exc:
-                prepared.append(PreparedRun(path, skipped=skipped,
-                                            problem=f"cannot upload: {describe_validation_error(exc)}"))
-                continue
-            # Hash the payload as it goes on the wire, so the digest does not depend on how it was read.
-            digest = bundle_sha256(payload.model_dump(mode="json", exclude_none=True))
-            prepared.append(PreparedRun(path, payload=payload.model_copy(update={"bundleSha256": digest}),
-                                        skipped=skipped))
+            prepared.append(_prepared(path, body, skipped))
     return prepared
+
+
+def _prepared(path: Path, body: dict[str, Any], skipped: list[str]) -> PreparedRun:
+    try:
+        payload = RunUpload.model_validate({**body, "bundleSha256": "0" * 64})
+    except ValidationError as exc:
+        return PreparedRun(path, skipped=skipped, problem=f"cannot upload: {describe_validation_error(exc)}")
+    # Hash the payload as it goes on the wire, so the digest does not depend on how it was read.
+    digest = bundle_sha256(payload.model_dump(mode="json", exclude_none=True))
+    return PreparedRun(path, payload=payload.model_copy(update={"bundleSha256": digest}), skipped=skipped)
+
+
+def _prepare_import(path: Path, kind: str, *, benchmark: str | None, model: str | None,
+                    claim: dict[str, Any] | None) -> PreparedRun:
+    """One run from another harness's file (:mod:`.imports`)."""
+    try:
+        found = imports.read(path, kind, benchmark=benchmark)
+    except imports.ImportRefused as exc:
+        raise PushError(str(exc)) from exc
+    body = {**found.body, "claim": claim}
+    if model:
+        body["model"] = model
+    return _prepared(path, body, [])
 
 
 def payload_json(run: PreparedRun) -> dict[str, Any]:
