@@ -22,7 +22,9 @@ from bountyboard.bodylimit import BodyLimitMiddleware
 from bountyboard.config import get_settings
 from bountyboard.db import RequestSessionMiddleware, get_database, pending_migrations
 from bountyboard.errors import ErrorCode, Problem, install_handlers, problem_response
+from bountyboard.events.delivery.dispatcher import Dispatcher
 from bountyboard.events.router import router as events_router
+from bountyboard.events.service import doorbell
 from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.idempotency import IdempotencyMiddleware
 from bountyboard.ledger.router import router as ledger_router
@@ -51,10 +53,12 @@ API_VERSION = "1.0.0"
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     database = get_database()
+    settings = get_settings()
     stop = asyncio.Event()
     background = None
-    if get_settings().run_dispatcher:
-        background = asyncio.create_task(run_background_jobs(stop))
+    if settings.run_dispatcher:
+        dispatcher = Dispatcher(database, settings, doorbell)
+        background = asyncio.create_task(run_background_jobs(stop, dispatcher))
     try:
         async with mcp_endpoint.running(app):
             # Start-up objects (modules, routes, models) live as long as the process: moved out of the

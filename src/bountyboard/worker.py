@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from bountyboard import idempotency
 from bountyboard.benchhub import service as benchhub_service
 from bountyboard.config import get_settings
-from bountyboard.events import dispatcher
+from bountyboard.events import scheduled as events_scheduled
+from bountyboard.events.delivery.dispatcher import Dispatcher
 from bountyboard.market import scheduled
 from bountyboard.market.files import service as files_service
 from bountyboard.oauth import provider as oauth_provider
@@ -31,11 +32,11 @@ class PeriodicJob:
     run: Callable[[], Awaitable[object]]
 
 
-def periodic_jobs() -> list[PeriodicJob]:
+def periodic_jobs(dispatcher: Dispatcher) -> list[PeriodicJob]:
     return [
         PeriodicJob("purge-idempotency-keys", 300.0, idempotency.purge_expired),
-        PeriodicJob("deliver-webhooks", 0.0, dispatcher.deliver_webhooks),  # paces itself
-        PeriodicJob("purge-events", 3600.0, dispatcher.purge_events),
+        PeriodicJob("deliver-webhooks", 0.0, dispatcher.deliver),  # paces itself
+        PeriodicJob("purge-events", 3600.0, events_scheduled.purge_events),
         PeriodicJob("market-sweep", get_settings().sweep_interval_seconds, scheduled.sweep),
         PeriodicJob("purge-web-sessions", 3600.0, site_sessions.purge_expired),
         PeriodicJob("purge-oauth-codes", 3600.0, oauth_provider.purge_expired_codes),
@@ -54,7 +55,8 @@ async def _loop(job: PeriodicJob, stop: asyncio.Event) -> None:
             await asyncio.wait_for(stop.wait(), timeout=job.interval_seconds)
 
 
-async def run_background_jobs(stop: asyncio.Event) -> None:
+async def run_background_jobs(stop: asyncio.Event, dispatcher: Dispatcher) -> None:
+    """Every periodic job until ``stop`` is set; ``dispatcher`` delivers the webhooks."""
     # The dispatcher hears of deliveries queued by other processes, and keeps its HTTP client, meanwhile.
     async with dispatcher.running():
-        await asyncio.gather(*(_loop(job, stop) for job in periodic_jobs()))
+        await asyncio.gather(*(_loop(job, stop) for job in periodic_jobs(dispatcher)))

@@ -112,6 +112,8 @@ def worker() -> None:
     """Deliver webhooks and run expiry sweeps, without serving HTTP (for scale-out)."""
     import signal
 
+    from bountyboard.events.delivery.dispatcher import Dispatcher
+    from bountyboard.events.service import doorbell
     from bountyboard.worker import periodic_jobs, run_background_jobs
 
     configure_logging()
@@ -123,9 +125,10 @@ def worker() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        typer.echo(f"bountyboard worker running: {', '.join(job.name for job in periodic_jobs())}")
+        dispatcher = Dispatcher(get_database(), get_settings(), doorbell)
+        typer.echo(f"bountyboard worker running: {', '.join(job.name for job in periodic_jobs(dispatcher))}")
         try:
-            await run_background_jobs(stop)
+            await run_background_jobs(stop, dispatcher)
         finally:
             await get_database().dispose()
 

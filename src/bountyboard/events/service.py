@@ -6,10 +6,6 @@ one implementation.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import secrets
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
@@ -20,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from bountyboard.clock import now
+from bountyboard.events.delivery.wakeup import PROCESS_TOKEN, WEBHOOKS_CHANNEL, Doorbell
 from bountyboard.events.kinds import EventData
 from bountyboard.events.models import Event, EventCounter, MessageStatus, WebhookEndpoint, WebhookMessage
 from bountyboard.ids import new_id
@@ -38,51 +35,9 @@ class Owner:
         return cls(operator_id=actor.user_id, bot_id=actor.bot_id)
 
 
-class Doorbell:
-    """Wakes this process's idle dispatcher when webhook deliveries may have become due.
-
-    Rung by this process's commits that queued deliveries (``ring``), and by the same commits of other
-    processes: on PostgreSQL they send ``NOTIFY`` on ``WEBHOOKS_CHANNEL``, which the dispatcher listens
-    to and rings its own doorbell with; on SQLite the waiting dispatcher watches the database's
-    ``data_version`` (the ``changed`` check of ``wait``; see ``dispatcher.running``). Rings are
-    counted, so one that comes while the dispatcher is busy is not lost: ``wait(since=the count read
-    before it last looked for due rows)`` returns at once.
-    """
-
-    def __init__(self) -> None:
-        self.rings = 0
-        self._event: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def ring(self) -> None:
-        self.rings += 1
-        if self._event is not None:
-            self._event.set()
-
-    async def wait(self, seconds: float, since: int, changed: Callable[[], Awaitable[bool]] | None = None,
-                   every: float = 0.02) -> None:
-        """Until rung after ``since``, or ``changed()`` (asked every ``every`` seconds) is true, at most
-        ``seconds``."""
-        loop = asyncio.get_running_loop()
-        if self._event is None or self._loop is not loop:
-            self._event, self._loop = asyncio.Event(), loop
-        deadline = loop.time() + seconds
-        while self.rings == since:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return
-            self._event.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining if changed is None else min(remaining, every)):
-                    await self._event.wait()
-            if changed is not None and self.rings == since and await changed():
-                return
-
-
+# This process's doorbell (``events.delivery.wakeup.Doorbell``): the commits that queued deliveries ring
+# it, and the process's dispatcher is given it (``events.delivery.dispatcher.Dispatcher``).
 doorbell = Doorbell()
-# Commits that queued deliveries send NOTIFY on this channel (PostgreSQL), payload the sending process.
-WEBHOOKS_CHANNEL = "bountyboard_webhooks"
-PROCESS_TOKEN = secrets.token_hex(8)
 _QUEUED = "bountyboard.events.queued"  # session.info: this transaction queued webhook deliveries
 
 
