@@ -102,8 +102,10 @@ async def _appeals(request: Request, visitor: web.Visitor, session: web.Session,
         select(Claim).where(Claim.id.in_([appeal.claim_id for appeal in appeals.data]))
     )).scalars().all() if appeals.data else []
     claims = {detail.id: detail for detail in await market.claim_details(session, claim_rows)}
+    # Appeals against the visitor's own rejections: another reviewer or an admin resolves them.
+    own_rejections = {claim.id for claim in claim_rows if claim.reviewer_id == visitor.actor.user_id}
     return web.render(request, visitor, "appeals.html", section="appeals", status_code=status_code, appeals=appeals,
-                      file_links=page_links(claims.values()),
+                      file_links=page_links(claims.values()), own_rejections=own_rejections,
                       claims=claims, status=status, error=error, notice=notice,
                       history_url="/appeals/" if request.method == "POST" else None)
 
