@@ -18,6 +18,7 @@ from bountyboard.market.models import Claim
 from bountyboard.market.modules import Module
 from bountyboard.market.review import resolve_appeal, review_claim
 from bountyboard.market.schemas import AppealResolve, ReviewDecision
+from bountyboard.reputation import service as reputation
 from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, choice, paging
 
@@ -41,7 +42,9 @@ async def _queue(request: Request, visitor: web.Visitor, session: web.Session, *
                  status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
     queue = await market.review_queue(session, visitor.actor.user, Module(module) if module else None,
                                       paging(page, QUEUE_PAGE_SIZE))
+    records = await reputation.overall_of_bots(session, [item.botId for item in queue.data if item.botId])
     return web.render(request, visitor, "review.html", section="review", status_code=status_code, queue=queue,
+                      records=records,
                       module=module, modules=MODULES, error=error, notice=notice,
                       file_links=page_links(queue.data),
                       history_url="/review/" if request.method == "POST" else None)
