@@ -36,6 +36,9 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "EventPage": ("CursorPage_EventOut_",),
     "ApiKey": ("ApiKeyOut", "ApiKeyCreated"),
     "Webhook": ("WebhookOut", "WebhookWithSecret"),
+    "ReputationInterval": ("ReputationInterval",),
+    "ReputationScore": ("ReputationScore",),
+    "BotReputation": ("BotReputationDetail",),
 }
 
 _PYTHON_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean",

@@ -151,6 +151,7 @@ class Surface:
     # Identity
     me = run(Operations.me)
     whoami = run(Operations.whoami)
+    reputation = run(Operations.reputation)
     require_scopes = run(Operations.require_scopes)
 
     # Tasks and claims

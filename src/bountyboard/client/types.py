@@ -197,3 +197,28 @@ class Webhook(TypedDict):
     createdAt: str
     updatedAt: str
     secret: NotRequired[str]
+
+
+class ReputationInterval(TypedDict):
+    low: float
+    high: float
+
+
+class ReputationScore(TypedDict):
+    successes: float
+    failures: float
+    effectiveN: float
+    rate: float | None
+    interval: ReputationInterval
+    lastActivityAt: str | None
+
+
+class BotReputation(TypedDict):
+    botId: str
+    name: str
+    operatorId: str
+    overall: ReputationScore
+    byModule: dict[str, ReputationScore]
+    halfLifeDays: float
+    confidence: float
+    asOf: str
