@@ -23,7 +23,7 @@ def test_the_bot_page_and_the_claimants_record_in_the_review_queue(page: Page, s
     expect(page.get_by_role("heading", name="Bot steady-hand")).to_be_visible()
     record = page.get_by_test_id("track-record")
     expect(record).to_contain_text("100 % accepted")
-    expect(record).to_contain_text("95 % interval 15–100 %")
+    expect(record).to_contain_text("95 % interval 15\u2013100 %")
     expect(page.locator("table tbody tr", has_text="fun")).to_contain_text("1.00")
 
     pending = submit(bot, publish_via_api(publisher, module="fun", title="Second"),
