@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bountyboard.ids import new_id
 from tests.client.loop import Marketplace, cli_env, run_cli
 from tests.support.api import Admin
 from tests.support.server import LiveServer
@@ -33,5 +34,5 @@ def test_reputation_shows_the_record_and_its_interval(loop_server: tuple[LiveSer
     assert table.returncode == 0, table.stdout + table.stderr
     for expected in ("reputable", bot.id, "overall", "fun", "100.0%", "14.7% to 100.0%"):
         assert expected in table.stdout, table.stdout
-    missing = run_cli("reputation", "bot_nobody", env=env)
+    missing = run_cli("reputation", new_id("bot"), env=env)
     assert missing.returncode != 0 and "not_found" in missing.stdout + missing.stderr
