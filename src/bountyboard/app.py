@@ -36,6 +36,7 @@ from bountyboard.meta.router import docs_router, well_known_router
 from bountyboard.meta.router import router as meta_router
 from bountyboard.querystrings import QueryStringMiddleware
 from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers, storage_outages
+from bountyboard.reputation.router import router as reputation_router
 from bountyboard.requestlog import RequestIdMiddleware, configure_logging
 from bountyboard.site.router import install as install_site
 from bountyboard.testing.router import router as testing_router
@@ -118,6 +119,7 @@ def create_app() -> FastAPI:
     app.include_router(admin_router)
     app.include_router(publisher_router)
     app.include_router(review_router)
+    app.include_router(reputation_router)
     app.include_router(files_router)
     app.include_router(ledger_router)
     app.include_router(events_router)

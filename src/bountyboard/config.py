@@ -35,6 +35,8 @@ class Settings(BaseSettings):
     default_claim_ttl_seconds: int = 3600
     appeal_window_seconds: int = 72 * 3600
     sweep_interval_seconds: float = 5.0
+    # Track records: an outcome this many days old counts half (docs/lifecycle.md, "Reputation").
+    reputation_half_life_days: float = Field(default=90.0, gt=0)
 
     # Events and webhooks
     event_retention_days: int = 30

@@ -78,6 +78,8 @@ class ErrorCode(StrEnum):
     CLAIM_REQUIRED = "claim_required", 403, "Reading this needs a claim on the judge task."
     NOT_CLAIM_HOLDER = "not_claim_holder", 403, "The claim is held by another bot; act with its key."
     OWN_CLAIM = "own_claim", 403, "Nobody reviews their own claim."
+    CONFLICT_OF_INTEREST = "conflict_of_interest", 403, ("The reviewer who rejected a submission does not resolve "
+                                                         "its appeal; another reviewer of the task or an admin does.")
     REVIEWS_PENDING = "reviews_pending", 409, "Submissions still await review."
     NOT_ARENA = "not_arena", 409, "Only arena tasks are closed this way."
     NOT_DONATE = "not_donate", 409, "Only donate tasks take funding."

@@ -26,7 +26,8 @@ def test_each_public_kind_arrives_signed_to_bot_and_operator(hooks: Hooks) -> No
         ok(reviewer.http.post(f"/v1/review/claims/{claim_id}", json={
             "decision": "reject", "comment": "glossary missing", "deliverables": [True, False]}))
         appeal = ok(bot.http.post(f"/v1/agent/claims/{claim_id}/appeal", json={"reason": "It is in the appendix."}))
-        ok(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "upheld", "comment": "Found."}))
+        ok(market.reviewer().http.post(f"/v1/appeals/{appeal['id']}/resolve",
+                                       json={"outcome": "upheld", "comment": "Found."}))
 
         to_bot = bot_receiver.wait_for_ids(4)
         payloads = [request.verified(bot_hook["secret"]) for request in to_bot]

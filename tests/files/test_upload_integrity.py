@@ -248,7 +248,7 @@ def test_files_of_a_rejected_claim_are_deleted_after_their_retention_and_accepte
     appeal = ok(bots[1].http.post(f"/v1/agent/claims/{claims[1]}/appeal", json={"reason": "please look again"}))
     files_admin.advance_clock(RETENTION_DAYS * 86400 + 60)
     assert _download(reviewer, rejected_key).content == samples.png()
-    ok(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "denied", "comment": "no"}))
+    ok(market.reviewer().http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "denied", "comment": "no"}))
     assert status(bots[1], claims[1])["status"] == "rejected"
 
     files_admin.advance_clock(RETENTION_DAYS * 86400 - 3600)  # not yet

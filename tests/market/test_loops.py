@@ -80,7 +80,7 @@ def test_exchange_loop_with_rejection_and_upheld_appeal(market: Market) -> None:
     assert status(bot, claim_id)["nextAction"] == "wait_for_appeal"
     assert appeal["id"] in [a["id"] for a in ok(reviewer.http.get("/v1/appeals"))["data"]]
 
-    resolved = ok(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={
+    resolved = ok(market.reviewer().http.post(f"/v1/appeals/{appeal['id']}/resolve", json={
         "outcome": "upheld", "comment": "Found it."}))
     assert resolved["outcome"] == "upheld"
     final = status(bot, claim_id)
@@ -110,7 +110,7 @@ def test_arena_loop_ranks_and_pays_the_split(market: Market) -> None:
 
     appeal = ok(bots[2].operator.http.post(f"/v1/agent/claims/{claims[2]}/appeal", json={"reason": "flaky CI"}))
     expect_problem(publisher.http.post(f"/v1/tasks/{task['id']}/close"), 409, "reviews_pending")
-    ok(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "denied", "comment": "no"}))
+    ok(market.reviewer().http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "denied", "comment": "no"}))
     assert status(bots[2], claims[2])["reviewState"] == "appeal_denied"
 
     closed = ok(publisher.http.post(f"/v1/tasks/{task['id']}/close"))

@@ -33,9 +33,10 @@ OPERATIONS = st.lists(
 class World:
     """One publisher with an arena (two slots) and a fun task, three bots of one operator, a reviewer."""
 
-    def __init__(self, market: Market, reviewer: Account) -> None:
+    def __init__(self, market: Market, reviewer: Account, judge: Account) -> None:
         self.market = market
         self.reviewer = reviewer
+        self.judge = judge  # resolves appeals: never the reviewer who rejected
         self.publisher = market.publisher(funds=FUNDS)
         self.operator = market.operator()
         self.http = client(self.publisher.base_url)
@@ -72,7 +73,7 @@ class World:
             appeal_id = ok(self.as_bot(bot, "GET", f"/v1/agent/claims/{claim_id}/status"))["appealId"]
             if appeal_id is None:
                 return
-            answer = reviewer.post(f"/v1/appeals/{appeal_id}/resolve", json={
+            answer = self.judge.http.post(f"/v1/appeals/{appeal_id}/resolve", json={
                 "outcome": "upheld" if operation == "uphold" else "denied", "score": 1.0})
         # Refusals are expected; they must be clear problems, never server errors.
         assert answer.status_code in (200, 402, 404, 409, 422), answer.text
@@ -109,7 +110,8 @@ class World:
 def test_random_operations_keep_the_invariants(market: Market, operations: list[tuple[str, int, int]]) -> None:
     if not hasattr(market, "shared_reviewer"):
         market.shared_reviewer = market.reviewer()  # type: ignore[attr-defined]
-    world = World(market, market.shared_reviewer)  # type: ignore[attr-defined]
+        market.shared_judge = market.reviewer()  # type: ignore[attr-defined]
+    world = World(market, market.shared_reviewer, market.shared_judge)  # type: ignore[attr-defined]
     for operation, bot, task in operations:
         world.apply(operation, bot, task)
         world.check_task(world.tasks[task])  # an operation only moves the claims of its own task

@@ -142,10 +142,11 @@ def test_appeal_and_resolution_transitions(market: Market) -> None:
     assert body["reviewState"] == "appealed"
     assert _snapshot(market, publisher, task["id"], bot.operator) == before
 
-    ok(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "denied", "comment": "no"}))
+    judge = market.reviewer()  # not the reviewer who rejected
+    ok(judge.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "denied", "comment": "no"}))
     after = _snapshot(market, publisher, task["id"], bot.operator)
     assert after[0] == "published" and after[1] == 0  # the denied claim gave its slot back
-    body = expect_problem(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "upheld"}),
+    body = expect_problem(judge.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "upheld"}),
                           409, "invalid_transition")
     assert body["currentStatus"] == "resolved"
     assert status(bot, claim_id)["nextAction"] == "done"

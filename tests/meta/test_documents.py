@@ -157,8 +157,9 @@ def test_real_events_match_the_documented_payloads(server: LiveServer, admin: Ad
     market.review(claim["claimId"], "reject", "Not a haiku.")
     appeal = market.bot.http.post(f"/v1/agent/claims/{claim['claimId']}/appeal", json={"reason": "It is."})
     assert appeal.status_code == 200, appeal.text
-    resolved = market.reviewer.http.post(f"/v1/appeals/{appeal.json()['id']}/resolve",
-                                         json={"outcome": "upheld", "comment": "Fair."})
+    judge = admin.account("reviewer")  # not the reviewer who rejected
+    resolved = judge.http.post(f"/v1/appeals/{appeal.json()['id']}/resolve",
+                               json={"outcome": "upheld", "comment": "Fair."})
     assert resolved.status_code == 200, resolved.text
     events = market.bot_events("task.claimed,claim.submitted,claim.reviewed,appeal.resolved")
     assert [e["type"] for e in events] == ["task.claimed", "claim.submitted", "claim.reviewed", "appeal.resolved"]

@@ -178,6 +178,13 @@ def test_scripts_and_javascript_links_are_inert(page: Page, server: LiveServer, 
     expect(case.get_by_role("link", name="https://example.com/cat-facts")).to_be_visible()
     _assert_inert(page, images_allowed=True)
     shoot(page, server, "appeals")
+    # The reviewer who rejected does not judge the appeal: another reviewer does.
+    expect(case.get_by_test_id("conflict-of-interest")).to_be_visible()
+    expect(case.get_by_role("button", name=re.compile("Uphold"))).to_have_count(0)
+    page.context.clear_cookies()
+    log_in(page, admin.account("reviewer").user["email"])
+    page.goto("/appeals/")
+    case = find_in_queue(page, image_claim)
     case.get_by_label("Comment").fill("Upheld: whiskers visible.")
     case.get_by_role("button", name=re.compile("Uphold")).click()
     expect(page.get_by_role("status")).to_contain_text("upheld")

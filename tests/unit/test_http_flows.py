@@ -71,7 +71,10 @@ def test_an_upheld_appeal_pays_like_an_acceptance(market: Market) -> None:
     appeal = ok(operator.http.post(f"/v1/agent/claims/{claim_id}/appeal", json={"reason": "It is formal enough."}))
     assert status(operator, claim_id)["reviewState"] == "appealed"
     expect_problem(publisher.http.post(f"/v1/tasks/{task['id']}/cancel"), 409, "reviews_pending")
-    resolved = ok(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "upheld"}))
+    # The reviewer who rejected does not judge the appeal; another reviewer does.
+    expect_problem(reviewer.http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "upheld"}),
+                   403, "conflict_of_interest")
+    resolved = ok(market.reviewer().http.post(f"/v1/appeals/{appeal['id']}/resolve", json={"outcome": "upheld"}))
     assert resolved["outcome"] == "upheld"
     assert (status(operator, claim_id)["status"], status(operator, claim_id)["reviewState"]) == (
         "accepted", "appeal_upheld")

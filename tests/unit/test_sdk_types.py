@@ -44,6 +44,9 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "Appeal": ("AppealOut",),
     "Balance": ("Balance",),
     "DeliveryAttempt": ("DeliveryAttemptOut",),
+    "ReputationInterval": ("ReputationInterval",),
+    "ReputationScore": ("ReputationScore",),
+    "BotReputation": ("BotReputationDetail",),
 }
 
 _PYTHON_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean",

@@ -624,6 +624,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bots/{id}/reputation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bot's track record, with the success rate's interval
+         * @description Decided outcomes weighted by recency (an outcome `halfLifeDays` old counts half), overall and per module, with the Jeffreys interval of the success rate. Public to any valid key.
+         *
+         *     Bearer key (svc-...) with any valid key.
+         */
+        get: operations["bot_reputation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operators/{id}/reputation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An operator's track record (its bots' claims and its own)
+         * @description Bearer key (svc-...) with any valid key.
+         */
+        get: operations["operator_reputation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agent/claims/{id}/uploads": {
         parameters: {
             query?: never;
@@ -1715,6 +1757,50 @@ export interface components {
             /** Earned */
             earned: number;
         };
+        /** BotReputationDetail */
+        BotReputationDetail: {
+            overall: components["schemas"]["ReputationScore"];
+            /**
+             * Bymodule
+             * @description The same per module, for modules with outcomes
+             */
+            byModule: {
+                [key: string]: components["schemas"]["ReputationScore"];
+            };
+            /**
+             * Halflifedays
+             * @description An outcome this many days old counts half
+             * @example 90
+             */
+            halfLifeDays: number;
+            /**
+             * Confidence
+             * @description Coverage of the interval
+             * @example 0.95
+             */
+            confidence: number;
+            /**
+             * Asof
+             * @description The time the weights were computed at
+             * @example 2026-01-01T12:00:00.000Z
+             */
+            asOf: string;
+            /**
+             * Botid
+             * @example bot_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            botId: string;
+            /**
+             * Name
+             * @example translator-1
+             */
+            name: string;
+            /**
+             * Operatorid
+             * @example usr_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            operatorId: string;
+        };
         /** CallerIdentity */
         CallerIdentity: {
             /** Id */
@@ -2184,6 +2270,40 @@ export interface components {
             /** Scopes */
             scopes: string[];
         };
+        /** OperatorReputationDetail */
+        OperatorReputationDetail: {
+            overall: components["schemas"]["ReputationScore"];
+            /**
+             * Bymodule
+             * @description The same per module, for modules with outcomes
+             */
+            byModule: {
+                [key: string]: components["schemas"]["ReputationScore"];
+            };
+            /**
+             * Halflifedays
+             * @description An outcome this many days old counts half
+             * @example 90
+             */
+            halfLifeDays: number;
+            /**
+             * Confidence
+             * @description Coverage of the interval
+             * @example 0.95
+             */
+            confidence: number;
+            /**
+             * Asof
+             * @description The time the weights were computed at
+             * @example 2026-01-01T12:00:00.000Z
+             */
+            asOf: string;
+            /**
+             * Operatorid
+             * @example usr_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            operatorId: string;
+        };
         /** Page[AgentTask] */
         Page_AgentTask_: {
             /** Data */
@@ -2263,6 +2383,57 @@ export interface components {
             score: number | null;
             /** Payoutamount */
             payoutAmount: number;
+        };
+        /** ReputationInterval */
+        ReputationInterval: {
+            /**
+             * Low
+             * @example 0.8979
+             */
+            low: number;
+            /**
+             * High
+             * @example 0.9793
+             */
+            high: number;
+        };
+        /**
+         * ReputationScore
+         * @description Recency-weighted outcomes and the success rate's Jeffreys interval (95 %).
+         */
+        ReputationScore: {
+            /**
+             * Successes
+             * @description Weighted count of accepted work and upheld appeals
+             * @example 95
+             */
+            successes: number;
+            /**
+             * Failures
+             * @description Weighted count of rejections that stood, released and expired claims
+             * @example 5
+             */
+            failures: number;
+            /**
+             * Effectiven
+             * @description successes + failures
+             * @example 100
+             */
+            effectiveN: number;
+            /**
+             * Rate
+             * @description successes / effectiveN; null when nothing is decided
+             * @example 0.95
+             */
+            rate: number | null;
+            /** @description Jeffreys interval of the rate; [0, 1] when nothing is decided */
+            interval: components["schemas"]["ReputationInterval"];
+            /**
+             * Lastactivityat
+             * @description When the latest counted outcome was decided
+             * @example 2026-01-01T12:00:00.000Z
+             */
+            lastActivityAt: string | null;
         };
         /** Resources */
         Resources: {
@@ -10118,6 +10289,316 @@ export interface operations {
                      *       "detail": "The request body is larger than this route accepts (1048576 bytes).",
                      *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
                      *       "code": "payload_too_large",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Invalid input */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/validation_failed",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "validation_failed",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Any other error, as problem+json */
+            default: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/internal_error",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "internal_error",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+        };
+    };
+    bot_reputation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "overall": {
+                     *         "successes": 95,
+                     *         "failures": 5,
+                     *         "effectiveN": 100,
+                     *         "rate": 0.95,
+                     *         "interval": {
+                     *           "low": 0.8979,
+                     *           "high": 0.9793
+                     *         },
+                     *         "lastActivityAt": "2026-01-01T12:00:00.000Z"
+                     *       },
+                     *       "byModule": {},
+                     *       "halfLifeDays": 90,
+                     *       "confidence": 0.95,
+                     *       "asOf": "2026-01-01T12:00:00.000Z",
+                     *       "botId": "bot_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "name": "translator-1",
+                     *       "operatorId": "usr_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BotReputationDetail"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked API key */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description The key lacks a required scope, or the caller may not do this */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "insufficient_scope",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/not_found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "not_found",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Invalid input */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/validation_failed",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "validation_failed",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Any other error, as problem+json */
+            default: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/internal_error",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "internal_error",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+        };
+    };
+    operator_reputation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "overall": {
+                     *         "successes": 95,
+                     *         "failures": 5,
+                     *         "effectiveN": 100,
+                     *         "rate": 0.95,
+                     *         "interval": {
+                     *           "low": 0.8979,
+                     *           "high": 0.9793
+                     *         },
+                     *         "lastActivityAt": "2026-01-01T12:00:00.000Z"
+                     *       },
+                     *       "byModule": {},
+                     *       "halfLifeDays": 90,
+                     *       "confidence": 0.95,
+                     *       "asOf": "2026-01-01T12:00:00.000Z",
+                     *       "operatorId": "usr_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OperatorReputationDetail"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked API key */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description The key lacks a required scope, or the caller may not do this */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "insufficient_scope",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/not_found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "not_found",
                      *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
                      *     }
                      */

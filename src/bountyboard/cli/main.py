@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bountyboard.cli import account, bench, ops, publisher, review, tasks
+from bountyboard.cli import account, bench, ops, publisher, reputation, review, tasks
 from bountyboard.cli.agent import agent_app
 from bountyboard.cli.bots import bots_app
 from bountyboard.cli.keys import keys_app
@@ -22,6 +22,7 @@ app.add_typer(ops.admin_app, name="admin")
 app.add_typer(bench.app, name="bench")
 account.register(app)
 tasks.register(app)
+reputation.register(app)
 app.command()(listen)
 app.add_typer(bots_app, name="bots")
 app.add_typer(keys_app, name="keys")

@@ -71,6 +71,11 @@ class AsyncClient(BaseClient):
         """Who the key speaks for (``GET /api/auth/me``); needs no scope."""
         return await self._run(self._ops.whoami())
 
+    async def reputation(self, bot_id: str) -> t.BotReputation:
+        """A bot's track record (``GET /v1/bots/{bot_id}/reputation``, any valid key): recency-weighted
+        outcomes, overall and per module, with the success rate's Jeffreys interval."""
+        return await self._run(self._ops.reputation(bot_id))
+
     async def require_scopes(self, scopes: Iterable[str | Scope], action: str = "this work") -> t.ActorContext:
         """Start-up check: fail closed unless the key carries every scope in ``scopes``."""
         return await self._run(self._ops.require_scopes(scopes, action))

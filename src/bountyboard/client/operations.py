@@ -72,6 +72,11 @@ class Operations:
         """Who the key speaks for (``GET /api/auth/me``); needs no scope."""
         return cast(t.Identity, (yield Call("GET", "/api/auth/me")))
 
+    def reputation(self, bot_id: str) -> Op[t.BotReputation]:
+        """A bot's track record (``GET /v1/bots/{bot_id}/reputation``, any valid key): recency-weighted
+        outcomes, overall and per module, with the success rate's Jeffreys interval."""
+        return cast(t.BotReputation, (yield Call("GET", resource_path("/v1/bots/{bot_id}/reputation", bot_id=bot_id))))
+
     def require_scopes(self, scopes: Iterable[str | Scope], action: str = "this work") -> Op[t.ActorContext]:
         """Start-up check: fail closed unless the key carries every scope in ``scopes``."""
         context = yield from self.me()

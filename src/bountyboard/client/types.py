@@ -269,3 +269,28 @@ class DeliveryAttempt(TypedDict):
     responseExcerpt: str | None
     error: str | None
     attemptedAt: str
+
+
+class ReputationInterval(TypedDict):
+    low: float
+    high: float
+
+
+class ReputationScore(TypedDict):
+    successes: float
+    failures: float
+    effectiveN: float
+    rate: float | None
+    interval: ReputationInterval
+    lastActivityAt: str | None
+
+
+class BotReputation(TypedDict):
+    botId: str
+    name: str
+    operatorId: str
+    overall: ReputationScore
+    byModule: dict[str, ReputationScore]
+    halfLifeDays: float
+    confidence: float
+    asOf: str

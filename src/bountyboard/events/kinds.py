@@ -29,6 +29,7 @@ class EventKind(StrEnum):
     CLAIM_RELEASED = "claim.released"
     CLAIM_EXPIRED = "claim.expired"
     APPEAL_OPENED = "appeal.opened"
+    REVIEW_DUE = "review.due"
     WEBHOOK_ENDPOINT_DISABLED = "webhook.endpoint_disabled"
     WEBHOOK_TEST = "webhook.test"
 
@@ -38,6 +39,9 @@ class EventKind(StrEnum):
 PUBLIC_KINDS: tuple[EventKind, ...] = (EventKind.TASK_CLAIMED, EventKind.CLAIM_SUBMITTED, EventKind.CLAIM_REVIEWED,
                                        EventKind.APPEAL_RESOLVED)
 OPERATOR_KINDS: tuple[EventKind, ...] = (EventKind.CLAIM_REVIEWED, EventKind.APPEAL_RESOLVED)
+# DESIGN.md section 14: what publishers and reviewers are told, about the tasks they publish or review
+# (user keys of those roles may subscribe to these too; events.audiences delivers them).
+REVIEW_SIDE_KINDS: tuple[EventKind, ...] = (EventKind.CLAIM_SUBMITTED, EventKind.APPEAL_OPENED, EventKind.REVIEW_DUE)
 INTERNAL_KINDS: tuple[EventKind, ...] = tuple(kind for kind in EventKind if kind not in PUBLIC_KINDS)
 ALL_KINDS: tuple[EventKind, ...] = tuple(EventKind)
 
@@ -176,6 +180,16 @@ class AppealOpenedData(EventData):
     appealId: str
     reason: str
     reviewState: str
+
+
+class ReviewDueData(EventData):
+    """A submission's review falls due (emitted by the review-deadline sweep, DESIGN.md section 14)."""
+
+    kind = EventKind.REVIEW_DUE
+    taskId: str
+    claimId: str
+    submissionId: str
+    reviewDueAt: str
 
 
 class WebhookEndpointDisabledData(EventData):

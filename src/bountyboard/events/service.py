@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from bountyboard.clock import now
+from bountyboard.events import audiences
 from bountyboard.events.delivery.wakeup import PROCESS_TOKEN, WEBHOOKS_CHANNEL, Doorbell
 from bountyboard.events.kinds import EventData
 from bountyboard.events.models import Event, EventCounter, MessageStatus, WebhookEndpoint, WebhookMessage
@@ -119,7 +120,9 @@ async def queue_messages(session: AsyncSession, endpoint_ids: list[str], event: 
 async def _subscribers(session: AsyncSession, type: str, bot_id: str | None, operator_id: str | None,
                        publisher_id: str | None) -> list[str]:
     """The enabled endpoints that asked for ``type`` and may see an event of these owners: the bot's
-    own, and the operator's and the publisher's that belong to no bot."""
+    own, and the operator's and the publisher's that belong to no bot (the review side: ``audiences``)."""
+    if type in audiences.REVIEW_SIDE:
+        return await audiences.review_side_subscribers(session, type, bot_id, operator_id, publisher_id)
     users = sorted({user for user in (operator_id, publisher_id) if user})
     if not bot_id and not users:
         return []

@@ -14,9 +14,9 @@ from sqlalchemy.orm.attributes import flag_modified
 from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, conflict, invalid, not_found
-from bountyboard.events import signing
+from bountyboard.events import audiences, signing
 from bountyboard.events.destinations import DestinationRefused, check_new_destination
-from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS, WebhookTestData
+from bountyboard.events.kinds import OPERATOR_KINDS, WebhookTestData
 from bountyboard.events.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import Owner, emit, owned_endpoints, queue_messages
 from bountyboard.ids import new_id
@@ -25,16 +25,13 @@ MAX_ENDPOINTS_PER_OWNER = 20
 ROTATION_OVERLAP = timedelta(hours=24)
 
 
-def subscribable_kinds(bot_id: str | None) -> tuple[str, ...]:
-    return OPERATOR_KINDS if bot_id is None else PUBLIC_KINDS
-
-
-def _checked_events(events: list[str], bot_id: str | None) -> list[str]:
-    allowed = subscribable_kinds(bot_id)
+async def _checked_events(session: AsyncSession, events: list[str], operator_id: str, bot_id: str | None) -> list[str]:
+    allowed = await audiences.subscribable(session, operator_id, bot_id)
     refused = [kind for kind in events if kind not in allowed]
     if refused:
-        who = ("Subscriptions made with a user key (operators) may name only" if bot_id is None
-               else "Subscriptions made with a bot key may name only")
+        who = ("Subscriptions made with a bot key may name only" if bot_id is not None
+               else "Subscriptions made with a user key of an operator may name only" if allowed == OPERATOR_KINDS
+               else "Subscriptions made with a publisher's or reviewer's user key may name only")
         raise invalid(
             f"{who} {', '.join(allowed)}; not allowed: {', '.join(refused)}.",
             errors=[{"field": "events", "message": f"{kind} is not subscribable here"} for kind in refused],
@@ -70,7 +67,7 @@ async def get_endpoint(session: AsyncSession, owner: Owner, endpoint_id: str) ->
 async def create_endpoint(session: AsyncSession, owner: Owner, url: str, events: list[str],
                           description: str = "") -> WebhookEndpoint:
     """A new subscription; its ``secret`` is readable on the returned object (show it once)."""
-    kinds = _checked_events(events, owner.bot_id)
+    kinds = await _checked_events(session, events, owner.operator_id, owner.bot_id)
     await _checked_url(url)
     count = await session.scalar(select(func.count()).select_from(WebhookEndpoint).where(owned_endpoints(owner)))
     if (count or 0) >= MAX_ENDPOINTS_PER_OWNER:
@@ -91,7 +88,7 @@ async def update_endpoint(session: AsyncSession, owner: Owner, endpoint_id: str,
                           enabled: bool | None = None) -> WebhookEndpoint:
     endpoint = await get_endpoint(session, owner, endpoint_id)
     if events is not None:
-        endpoint.events = _checked_events(events, endpoint.bot_id)
+        endpoint.events = await _checked_events(session, events, endpoint.operator_id, endpoint.bot_id)
     if url is not None:
         endpoint.url = await _checked_url(url)
     if description is not None:

@@ -72,3 +72,11 @@ async def reviewable_claim(session: AsyncSession, reviewer: User, claim_id: str)
     if claim.operator_id == reviewer.id:
         raise Problem(403, ErrorCode.OWN_CLAIM, "Nobody reviews their own claim.")
     return task, claim
+
+
+def require_independent(resolver: User, claim: Claim) -> None:
+    """An appeal is judged by someone other than the reviewer whose rejection it contests (admins too)."""
+    if claim.reviewer_id is not None and claim.reviewer_id == resolver.id:
+        raise Problem(403, ErrorCode.CONFLICT_OF_INTEREST,
+                      f"You rejected claim {claim.id}; its appeal is resolved by another reviewer of the task "
+                      "or an admin.")

@@ -23,7 +23,7 @@ from bountyboard.ids import new_id
 from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, Submission, Task
 from bountyboard.market.modules import Module, is_http_url
 from bountyboard.market.payouts import pay_winner
-from bountyboard.market.permissions import operated_claim, reviewable_claim
+from bountyboard.market.permissions import operated_claim, require_independent, reviewable_claim
 from bountyboard.market.schemas import AppealCreate, AppealResolve, ReviewDecision
 from bountyboard.market.slots import check_claim_now, free_slot, visibility
 from bountyboard.market.transitions import ClaimMove, check_claim, claim_conflict, move_claim, require_open
@@ -116,6 +116,7 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
     if claim_id is None:
         raise not_found("appeal", appeal_id)
     task, claim = await reviewable_claim(session, reviewer, claim_id)
+    require_independent(reviewer, claim)
     appeal = (await session.execute(select(Appeal).where(Appeal.id == appeal_id)
                                     .execution_options(populate_existing=True))).scalar_one()
     if appeal.status != AppealStatus.OPEN:

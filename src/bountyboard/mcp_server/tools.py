@@ -114,6 +114,11 @@ def _on_claim(name: str, act: Callable[[AsyncClient, str], Awaitable[Any]]) -> C
 
 
 get_claim_status = _on_claim("get_claim_status", AsyncClient.claim_status)
+
+
+async def get_bot_reputation(ctx: Context, bot_id: Annotated[str, Field(description="A bot id (bot_...)")]
+                             ) -> CallToolResult:
+    return await _call(ctx, lambda client: client.reputation(bot_id))
 heartbeat_claim = _on_claim("heartbeat_claim", AsyncClient.heartbeat)
 release_claim = _on_claim("release_claim", AsyncClient.release)
 
@@ -230,6 +235,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(list_events, "GET", "/v1/agent/events",
              "Events of your claims after a cursor (claim.reviewed, appeal.resolved, ...); keep nextCursor.",
              read_only=True),
+    ToolSpec(get_bot_reputation, "GET", "/v1/bots/{id}/reputation",
+             "A bot's track record (yours or another's): recency-weighted outcomes, the success rate and its "
+             "95 % interval, overall and per module.", read_only=True),
 )
 
 
@@ -238,8 +246,9 @@ def rest_route(method: str, path: str) -> APIRoute:
     from bountyboard.events.router import router as events_router
     from bountyboard.market.files.router import router as files_router
     from bountyboard.market.router import agent_router
+    from bountyboard.reputation.router import router as reputation_router
 
-    for route in (*agent_router.routes, *events_router.routes, *files_router.routes):
+    for route in (*agent_router.routes, *events_router.routes, *files_router.routes, *reputation_router.routes):
         if isinstance(route, APIRoute) and route.path == path and method in (route.methods or ()):
             return route
     raise LookupError(f"no REST operation {method} {path}")

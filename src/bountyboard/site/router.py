@@ -5,12 +5,23 @@ from __future__ import annotations
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from bountyboard.site.pages import account, benchhub, bots, oauth, profile, public, publish, review, webhooks
+from bountyboard.site.pages import (
+    account,
+    benchhub,
+    bots,
+    oauth,
+    profile,
+    public,
+    publish,
+    reputation,
+    review,
+    webhooks,
+)
 from bountyboard.site.render import STATIC_DIR
 from bountyboard.site.security import SecurityHeadersMiddleware
 
 router = APIRouter(include_in_schema=False)
-for _pages in (public, account, profile, bots, webhooks, publish, review, benchhub, oauth):
+for _pages in (public, account, profile, bots, reputation, webhooks, publish, review, benchhub, oauth):
     router.include_router(_pages.router)
 
 

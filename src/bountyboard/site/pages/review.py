@@ -18,6 +18,7 @@ from bountyboard.market.models import Claim
 from bountyboard.market.modules import Module
 from bountyboard.market.review import resolve_appeal, review_claim
 from bountyboard.market.schemas import AppealResolve, ReviewDecision
+from bountyboard.reputation import service as reputation
 from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, choice, paging
 
@@ -41,7 +42,9 @@ async def _queue(request: Request, visitor: web.Visitor, session: web.Session, *
                  status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
     queue = await market.review_queue(session, visitor.actor.user, Module(module) if module else None,
                                       paging(page, QUEUE_PAGE_SIZE))
+    records = await reputation.overall_of_bots(session, [item.botId for item in queue.data if item.botId])
     return web.render(request, visitor, "review.html", section="review", status_code=status_code, queue=queue,
+                      records=records,
                       module=module, modules=MODULES, error=error, notice=notice,
                       file_links=page_links(queue.data),
                       history_url="/review/" if request.method == "POST" else None)
@@ -102,8 +105,10 @@ async def _appeals(request: Request, visitor: web.Visitor, session: web.Session,
         select(Claim).where(Claim.id.in_([appeal.claim_id for appeal in appeals.data]))
     )).scalars().all() if appeals.data else []
     claims = {detail.id: detail for detail in await market.claim_details(session, claim_rows)}
+    # Appeals against the visitor's own rejections: another reviewer or an admin resolves them.
+    own_rejections = {claim.id for claim in claim_rows if claim.reviewer_id == visitor.actor.user_id}
     return web.render(request, visitor, "appeals.html", section="appeals", status_code=status_code, appeals=appeals,
-                      file_links=page_links(claims.values()),
+                      file_links=page_links(claims.values()), own_rejections=own_rejections,
                       claims=claims, status=status, error=error, notice=notice,
                       history_url="/appeals/" if request.method == "POST" else None)
 

@@ -1,0 +1,91 @@
+"""Track records read from the claims: a bot's, an operator's, and the overall ones of many bots at once."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+
+from bountyboard.accounts.models import Bot, User
+from bountyboard.clock import now, rfc3339
+from bountyboard.config import get_settings
+from bountyboard.errors import not_found
+from bountyboard.market.models import Appeal, Claim, ClaimStatus, Task
+from bountyboard.reputation.outcomes import ClaimFacts, outcome_of
+from bountyboard.reputation.schemas import BotReputationDetail, OperatorReputationDetail, ReputationScore
+from bountyboard.reputation.scoring import CONFIDENCE, Outcome, Score, score, scores
+
+_DECIDABLE = (ClaimStatus.ACCEPTED, ClaimStatus.REJECTED, ClaimStatus.RELEASED, ClaimStatus.EXPIRED,
+              ClaimStatus.ACTIVE)
+
+
+async def _outcomes(session: AsyncSession, owner: ColumnElement[bool],
+                    current: datetime) -> list[tuple[str | None, str, Outcome]]:
+    """The outcomes of the owner's claims that count: (bot, operator, outcome) each."""
+    rows = await session.execute(
+        select(Claim.bot_id, Claim.operator_id, Task.module, Claim.status, Claim.review_state, Claim.holds_slot,
+               Claim.reviewed_at, Claim.appeal_deadline, Claim.expires_at, Claim.ended_at, Appeal.resolved_at)
+        .join(Task, Task.id == Claim.task_id)
+        .outerjoin(Appeal, Appeal.claim_id == Claim.id)
+        .where(owner, Claim.status.in_(_DECIDABLE),
+               or_(Claim.status != ClaimStatus.ACTIVE, and_(Claim.expires_at.is_not(None),
+                                                             Claim.expires_at <= current))))
+    found = []
+    for row in rows:
+        outcome = outcome_of(ClaimFacts(*row[2:]), current)
+        if outcome is not None:
+            found.append((row[0], row[1], outcome))
+    return found
+
+
+def half_life_days() -> float:
+    return get_settings().reputation_half_life_days
+
+
+def score_out(value: Score) -> ReputationScore:
+    return ReputationScore.of(value)
+
+
+async def bot_reputation(session: AsyncSession, bot_id: str) -> BotReputationDetail:
+    """A bot's track record, overall and per module (any caller with a valid key may read it)."""
+    bot = await session.get(Bot, bot_id)
+    if bot is None:
+        raise not_found("bot", bot_id)
+    current = now()
+    overall, per_module = scores((o for _, _, o in await _outcomes(session, Claim.bot_id == bot.id, current)),
+                                 current, half_life_days())
+    return BotReputationDetail(
+        botId=bot.id, name=bot.name, operatorId=bot.operator_id, overall=score_out(overall),
+        byModule={module: score_out(value) for module, value in per_module.items()},
+        halfLifeDays=half_life_days(), confidence=CONFIDENCE, asOf=rfc3339(current) or "")
+
+
+async def operator_reputation(session: AsyncSession, operator_id: str) -> OperatorReputationDetail:
+    """An operator's track record: every claim of its bots and its own."""
+    user = await session.get(User, operator_id)
+    if user is None:
+        raise not_found("operator", operator_id)
+    current = now()
+    overall, per_module = scores((o for _, _, o in await _outcomes(session, Claim.operator_id == user.id, current)),
+                                 current, half_life_days())
+    return OperatorReputationDetail(
+        operatorId=user.id, overall=score_out(overall),
+        byModule={module: score_out(value) for module, value in per_module.items()},
+        halfLifeDays=half_life_days(), confidence=CONFIDENCE, asOf=rfc3339(current) or "")
+
+
+async def overall_of_bots(session: AsyncSession, bot_ids: Sequence[str]) -> dict[str, ReputationScore]:
+    """The overall track record of each of these bots (for pages that list claims of many bots)."""
+    wanted = sorted(set(bot_ids))
+    if not wanted:
+        return {}
+    current = now()
+    grouped: dict[str, list[Outcome]] = defaultdict(list)
+    for bot_id, _, outcome in await _outcomes(session, Claim.bot_id.in_(wanted), current):
+        if bot_id is not None:
+            grouped[bot_id].append(outcome)
+    return {bot_id: score_out(score(grouped.get(bot_id, []), current, half_life_days())) for bot_id in wanted}
