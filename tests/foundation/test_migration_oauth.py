@@ -9,7 +9,7 @@ from pathlib import Path
 
 from alembic import command
 
-from bountyboard.db import alembic_config
+from bountyboard.storage.migrations import alembic_config
 from tests.support.server import database_url
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
-from bountyboard.db import Base, JSONType, UTCDateTime
+from bountyboard.storage.base import Base, JSONType, UTCDateTime
 
 
 class User(Base):

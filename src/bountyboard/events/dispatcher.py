@@ -39,7 +39,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard import __version__
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import Settings, get_settings
-from bountyboard.db import Database, get_database
 from bountyboard.events import signing
 from bountyboard.events.destinations import DestinationRefused, PrivateDestination, vet
 from bountyboard.events.kinds import WebhookEndpointDisabledData
@@ -48,6 +47,7 @@ from bountyboard.events.service import PROCESS_TOKEN, WEBHOOKS_CHANNEL, doorbell
 from bountyboard.events.transport import pinned, webhook_client
 from bountyboard.events.webhooks import signing_secrets
 from bountyboard.ids import new_id
+from bountyboard.storage.engine import Database, get_database
 
 log = logging.getLogger("bountyboard.webhooks")
 

@@ -15,14 +15,13 @@ from datetime import timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, delete, exists, func, insert, or_, select, update
-from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
 from bountyboard.clock import now
 from bountyboard.events.kinds import EventData
 from bountyboard.events.models import Event, EventCounter, MessageStatus, WebhookEndpoint, WebhookMessage
 from bountyboard.ids import new_id
+from bountyboard.storage.unit_of_work import after_commit
 
 
 @dataclass(frozen=True)
@@ -83,19 +82,6 @@ doorbell = Doorbell()
 # Commits that queued deliveries send NOTIFY on this channel (PostgreSQL), payload the sending process.
 WEBHOOKS_CHANNEL = "bountyboard_webhooks"
 PROCESS_TOKEN = secrets.token_hex(8)
-_QUEUED = "bountyboard.events.queued"  # session.info: this transaction queued webhook deliveries
-
-
-@sa_event.listens_for(Session, "after_commit")
-def _ring_after_commit(session: Session) -> None:
-    if not session.in_nested_transaction() and session.info.pop(_QUEUED, None):
-        doorbell.ring()
-
-
-@sa_event.listens_for(Session, "after_rollback")
-def _forget_after_rollback(session: Session) -> None:
-    if not session.in_nested_transaction():
-        session.info.pop(_QUEUED, None)
 
 
 # The statements of every event, built once: an event is written by most writing requests, and building
@@ -140,11 +126,11 @@ async def _store(session: AsyncSession, event: Event) -> None:
 
 
 async def _will_queue(session: AsyncSession) -> None:
-    """This transaction queues deliveries: its commit rings this process's doorbell and, on PostgreSQL,
-    other processes' (a ``NOTIFY`` is delivered when, and only if, its transaction commits)."""
-    if session.info.get(_QUEUED):
-        return
-    session.info[_QUEUED] = True
+    """This transaction queues deliveries: its commit (the unit of work's one commit point) rings this
+    process's doorbell and, on PostgreSQL, other processes' (a ``NOTIFY`` is delivered when, and only if,
+    its transaction commits)."""
+    if not after_commit(session, doorbell.ring):
+        return  # asked already in this transaction
     if session.get_bind().dialect.name == "postgresql":
         await session.execute(_NOTIFY)
 

@@ -25,13 +25,12 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
 from bountyboard.config import get_settings
-from bountyboard.db import get_session
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.site import sessions
 from bountyboard.site.models import WebSession
 from bountyboard.site.render import build_environment
+from bountyboard.storage.session import ReadSession
 
-Session = Annotated[AsyncSession, Depends(get_session)]
 CSRF_COOKIE = "bb_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
@@ -67,7 +66,7 @@ class Visitor:
         return self.user is not None and (self.user.role in roles or self.user.role == Role.ADMIN)
 
 
-async def current_visitor(request: Request, session: Session) -> Visitor:
+async def current_visitor(request: Request, session: ReadSession) -> Visitor:
     request.state.visitor = visitor = await _identify(request, session)
     return visitor
 
