@@ -29,7 +29,7 @@ from bountyboard.errors import ErrorCode, Problem
 from bountyboard.site import sessions
 from bountyboard.site.models import WebSession
 from bountyboard.site.render import build_environment
-from bountyboard.storage.session import ReadSession
+from bountyboard.storage.session import ReadSession, answered_refusal
 
 CSRF_COOKIE = "bb_csrf"
 CSRF_FIELD = "csrf_token"
@@ -185,14 +185,17 @@ class PageRoute(APIRoute):
             try:
                 return await handler(request)
             except SignInRequired:
+                await answered_refusal(request, None)
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
                 if request.method != "GET":
                     target = request.url.path
                 return redirect(f"/login?next={quote(target, safe='/')}")
             except Problem as problem:
+                await answered_refusal(request, problem)
                 return _error_page(request, problem.status, problem.title, problem_message(problem),
                                    problem.headers)
             except RequestValidationError as exc:
+                await answered_refusal(request, None)
                 fields = ", ".join(".".join(str(p) for p in error.get("loc", ())[1:]) for error in exc.errors())
                 return _error_page(request, 422, "Unprocessable Content", f"These fields are not valid: {fields}.")
 

@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.types import Receive, Scope, Send
 
 from bountyboard.asgi import HTTPMiddleware
+from bountyboard.errors import Problem
 from bountyboard.storage.engine import get_database
 from bountyboard.storage.stamps import Stamps
-from bountyboard.storage.unit_of_work import UnitOfWorkSession, transaction
+from bountyboard.storage.unit_of_work import UnitOfWorkSession, refused, transaction
 
 # Where a request's session lives from its first use to the end of the answer: the ASGI scope, which
 # every ``Request`` object made for the request shares.
@@ -58,6 +59,14 @@ committed once the answer is built, before it is sent."""
 StagedSession = Annotated[AsyncSession, Depends(read_session)]
 """The session of a route whose flow runs several units of work itself, each a ``unit_of_work.transaction``
 block (an upload: the bytes move between them, outside any transaction)."""
+
+
+async def answered_refusal(request: Request, problem: Problem | None) -> None:
+    """A route class that turns a refusal into its own answer (``site.web.PageRoute``) ends the request's
+    unit of work here first (``unit_of_work.refused``), since the exception never reaches ``write_session``."""
+    session: UnitOfWorkSession | None = request.scope.get(_SCOPE_SESSION)
+    if session is not None and session.writing:
+        await refused(session, problem)
 
 
 class RequestSessionMiddleware(HTTPMiddleware):

@@ -113,6 +113,16 @@ async def transaction(session: AsyncSession) -> AsyncIterator[AsyncSession]:
     await _commit(session)
 
 
+async def refused(session: AsyncSession, problem: Problem | None) -> None:
+    """End a unit of work whose refusal the edge answers itself (a site page re-rendering its form): commit
+    what a ``keeping_writes`` problem keeps, roll back anything else. The unit of work's own exit then
+    finds nothing to commit."""
+    if problem is not None and problem.keep_writes:
+        await _commit(session)
+    else:
+        await session.rollback()
+
+
 async def _commit(session: AsyncSession) -> None:
     try:
         await session.commit()

@@ -22,6 +22,7 @@ from bountyboard.market.schemas import TaskCreate
 from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, paging, show_task
 from bountyboard.storage.session import ReadSession, WriteSession
+from bountyboard.storage.unit_of_work import refused
 
 router = web.page_router()
 
@@ -139,7 +140,7 @@ async def task_action(request: Request, task_id: str, action: str, visitor: web.
     try:
         await ACTIONS[action](session, visitor.actor.user, task_id)
     except Problem as problem:
-        await session.rollback()
+        await refused(session, problem)
         return await show_task(request, visitor, session, task_id, status_code=problem.status,
                                error=web.problem_message(problem))
     return web.redirect(f"/tasks/{task_id}")

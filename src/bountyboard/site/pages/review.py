@@ -22,6 +22,7 @@ from bountyboard.market.schemas import AppealResolve, ReviewDecision
 from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, choice, paging
 from bountyboard.storage.session import ReadSession, WriteSession
+from bountyboard.storage.unit_of_work import refused
 
 router = web.page_router()
 QUEUE_PAGE_SIZE = 10
@@ -85,7 +86,7 @@ async def _decided(session: AsyncSession, subject_id: str, decision: Awaitable[N
     except unreadable:
         return await page(status_code=422, error=unreadable_message)
     except Problem as problem:
-        await session.rollback()
+        await refused(session, problem)
         return await page(status_code=problem.status, error=f"{subject_id}: {web.problem_message(problem)}")
     return web.redirect(done_url)
 
