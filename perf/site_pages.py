@@ -40,13 +40,14 @@ async def seed(n_tasks: int) -> dict[str, str]:
     from bountyboard.accounts import service as accounts
     from bountyboard.accounts.scopes import Role
     from bountyboard.clock import now
-    from bountyboard.db import get_database, upgrade_database
     from bountyboard.events.kinds import WebhookTestData
     from bountyboard.events.models import WebhookDelivery, WebhookMessage
     from bountyboard.events.service import Owner, emit
     from bountyboard.events.webhooks import create_endpoint
     from bountyboard.ids import new_id
     from bountyboard.market.models import Appeal, Claim, Submission, Task
+    from bountyboard.storage.engine import get_database
+    from bountyboard.storage.migrations import upgrade_database
 
     await asyncio.to_thread(upgrade_database)
     async with get_database().sessionmaker() as session:

@@ -18,13 +18,13 @@ from bountyboard.accounts.auth import flush_key_uses
 from bountyboard.accounts.router import admin_router, identity_router
 from bountyboard.accounts.router import router as accounts_router
 from bountyboard.benchhub.router import router as benchhub_router
+from bountyboard.benchhub.service import seed_registry
 from bountyboard.bodylimit import BodyLimitMiddleware
 from bountyboard.config import get_settings
-from bountyboard.db import RequestSessionMiddleware, get_database, pending_migrations
 from bountyboard.errors import ErrorCode, Problem, install_handlers, problem_response
 from bountyboard.events.delivery.dispatcher import Dispatcher
+from bountyboard.events.doorbell import doorbell
 from bountyboard.events.router import router as events_router
-from bountyboard.events.service import doorbell
 from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.idempotency import IdempotencyMiddleware
 from bountyboard.ledger.router import router as ledger_router
@@ -39,6 +39,9 @@ from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers, s
 from bountyboard.reputation.router import router as reputation_router
 from bountyboard.requestlog import RequestIdMiddleware, configure_logging
 from bountyboard.site.router import install as install_site
+from bountyboard.storage.engine import get_database
+from bountyboard.storage.migrations import pending_migrations
+from bountyboard.storage.session import RequestSessionMiddleware
 from bountyboard.testing.router import router as testing_router
 from bountyboard.worker import run_background_jobs
 
@@ -54,6 +57,10 @@ API_VERSION = "1.0.0"
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     database = get_database()
+    try:
+        await seed_registry()  # the shipped benchmarks, before any read: a read never writes
+    except Exception:  # a database not migrated yet (readyz says so): the worker's periodic job seeds it later
+        log.warning("could not bring the shipped benchmark registry into the database", exc_info=True)
     settings = get_settings()
     stop = asyncio.Event()
     background = None

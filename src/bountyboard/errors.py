@@ -70,6 +70,13 @@ class Problem(Exception):
         self.errors = errors
         self.headers = headers or {}
         self.extra = extra
+        self.keep_writes = False
+
+    def keeping_writes(self) -> Problem:
+        """This refusal keeps what the request wrote before it: the unit of work commits those writes before
+        the problem is answered (``storage.unit_of_work.transaction``), as a claim found lapsed stays expired."""
+        self.keep_writes = True
+        return self
 
 
 def not_found(what: str, identifier: str) -> Problem:

@@ -27,8 +27,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bountyboard import crypto
 from bountyboard.clock import now
-from bountyboard.db import Base, JSONType, UTCDateTime, get_database, request_sessions
 from bountyboard.errors import ErrorCode, Problem, send_problem
+from bountyboard.storage.base import Base, JSONType, UTCDateTime
+from bountyboard.storage.engine import get_database
 
 HEADER = b"idempotency-key"
 REPLAYED_HEADER = b"idempotent-replayed"
@@ -215,16 +216,15 @@ class IdempotencyMiddleware:
             if message.get("more_body", False):
                 return
             body_out = b"".join(chunks)
-            for session in sessions:  # the operation is over: release its transaction (and SQLite's lock)
-                await session.close()
+            # The operation's unit of work has ended (committed or rolled back) before its answer is sent
+            # (storage.session.WriteSession), so no transaction, nor SQLite's lock, is held here.
             await _finish(scope_hash, start["status"], list(start.get("headers", [])), body_out)
             finished = True
             await send(start)
             await send({"type": "http.response.body", "body": body_out})
 
         try:
-            with request_sessions() as sessions:
-                await self.app(scope, replay_receive, capture)
+            await self.app(scope, replay_receive, capture)
         finally:
             if not finished:  # the operation failed before answering: free the key for a retry
                 await _finish(scope_hash, 500, [], b"")

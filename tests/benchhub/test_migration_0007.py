@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import command
 
 from bountyboard.benchhub import registry
-from bountyboard.db import alembic_config
+from bountyboard.storage.migrations import alembic_config
 from tests.support.server import backends, database_url
 
 

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import command
 
 from bountyboard.benchhub import registry
-from bountyboard.db import alembic_config
+from bountyboard.storage.migrations import alembic_config
 from tests.benchhub.test_migration_0007 import sync_url
 from tests.support.server import backends, database_url
 

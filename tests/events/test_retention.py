@@ -12,12 +12,13 @@ from sqlalchemy import func, select, update
 from bountyboard.accounts.models import User
 from bountyboard.clock import now
 from bountyboard.config import Settings
-from bountyboard.db import Database, upgrade_database
 from bountyboard.events import webhooks
 from bountyboard.events.kinds import ClaimReviewedData
 from bountyboard.events.models import Event, WebhookDelivery, WebhookMessage
 from bountyboard.events.service import Owner, emit, list_events, purge_expired_events
 from bountyboard.ids import new_id
+from bountyboard.storage.engine import Database
+from bountyboard.storage.migrations import upgrade_database
 from tests.support.server import backends, database_url
 
 

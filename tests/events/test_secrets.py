@@ -46,7 +46,7 @@ def test_no_signing_secret_is_stored_in_clear(hooks: Hooks) -> None:
 
 
 def _alembic(server: LiveServer, command: str, target: str) -> None:
-    code = ("from alembic import command; from bountyboard.db import alembic_config; "
+    code = ("from alembic import command; from bountyboard.storage.migrations import alembic_config; "
             f"command.{command}(alembic_config(), {target!r})")
     result = subprocess.run([sys.executable, "-c", code], env=server.env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from alembic import command
 
-from bountyboard.db import alembic_config
+from bountyboard.storage.migrations import alembic_config
 from tests.support.server import database_url
 
 pytestmark = pytest.mark.in_process

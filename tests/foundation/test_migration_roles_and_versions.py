@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from alembic import command
 
-from bountyboard.db import alembic_config
+from bountyboard.storage.migrations import alembic_config
 from tests.support.server import backends, database_url, psycopg_dsn
 
 _NOW = "2026-01-01 12:00:00+00:00"

@@ -27,7 +27,8 @@ from bountyboard.app import create_app
 from bountyboard.cli.ops import bootstrap_admin, run_with_session
 from bountyboard.config import get_settings
 from bountyboard.contract.scopes import Scope
-from bountyboard.db import set_database, upgrade_database
+from bountyboard.storage.engine import set_database
+from bountyboard.storage.migrations import upgrade_database
 from tests.support.api import IN_PROCESS, Admin
 from tests.support.server import ADMIN_EMAIL, ADMIN_PASSWORD
 

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_asyn
 from bountyboard import clock
 from bountyboard.checks import jobs
 from bountyboard.checks.models import CheckRun, RunStatus
-from bountyboard.db import upgrade_database
+from bountyboard.storage.migrations import upgrade_database
 
 LEASE = 60.0
 

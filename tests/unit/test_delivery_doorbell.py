@@ -9,7 +9,7 @@ import asyncio
 import time
 from collections.abc import Awaitable
 
-from bountyboard.events.delivery.wakeup import Doorbell
+from bountyboard.events.doorbell import Doorbell
 
 LONG = 60.0
 

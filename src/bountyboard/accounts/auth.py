@@ -24,10 +24,11 @@ from bountyboard.accounts.scopes import KeyKind, Role
 from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.contract.scopes import Scope
-from bountyboard.db import BEFORE_TRANSACTION, accounts_stamp, get_database, request_session
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ratelimit import limit_key
 from bountyboard.statecache import StampedCache
+from bountyboard.storage.engine import get_database
+from bountyboard.storage.session import accounts_stamp, request_session
 
 BEARER_SCHEME = "bearerAuth"
 _LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -116,7 +117,7 @@ async def _look_up(session: AsyncSession, key_hash: str) -> _Resolved:
     row = (
         await session.execute(
             select(ApiKey, User, Bot).join(User, User.id == ApiKey.user_id).outerjoin(Bot, Bot.id == ApiKey.bot_id)
-            .where(ApiKey.key_hash == key_hash).execution_options(**BEFORE_TRANSACTION)
+            .where(ApiKey.key_hash == key_hash)
         )
     ).first()
     if row is None:
@@ -190,7 +191,8 @@ class ApiKeyBearer(HTTPBearer):
     against its key's rate limit. Also the bearer scheme of the OpenAPI document.
 
     One dependency with no dependencies of its own (it reads the header itself and takes the request's
-    session from :func:`request_session`): FastAPI's cost per request grows with every dependency it
+    session from :func:`request_session`, before a writing route's transaction begins: a route lists its
+    ``WriteSession`` after this dependency): FastAPI's cost per request grows with every dependency it
     resolves, and this one is on every authenticated route. With ``optional``, a request without an
     ``Authorization`` header is anonymous (None) instead of refused."""
 

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from bountyboard.accounts.scopes import Role
 from bountyboard.clock import now
 from bountyboard.columns import StrEnumColumn
-from bountyboard.db import Base, JSONType, UTCDateTime
+from bountyboard.storage.base import Base, JSONType, UTCDateTime
 
 
 class User(Base):

@@ -22,9 +22,9 @@ from bountyboard.accounts.schemas import (
     UserOut,
 )
 from bountyboard.contract.scopes import Scope
-from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.pagination import DataList, Page, Paging
+from bountyboard.storage.session import ReadSession, WriteSession
 
 identity_router = APIRouter(tags=["identity"], responses=problem_responses(401))
 router = APIRouter(prefix="/v1", responses=problem_responses(401, 403, 422))
@@ -41,7 +41,7 @@ async def agent_me(actor: Annotated[Actor, require()]) -> ActorContext:
 
 
 @router.get("/agent/bots", tags=["bots"], summary="List bot identities", response_model=Page[BotOut])
-async def list_bots(session: SessionDep, actor: Annotated[Actor, require(Scope.AGENT_MANAGE)],
+async def list_bots(session: ReadSession, actor: Annotated[Actor, require(Scope.AGENT_MANAGE)],
                     paging: Paging) -> Page[BotOut]:
     bots = await service.list_bots(session, actor.user_id)  # an operator's few bots: paged in memory
     shown = bots[paging.offset:paging.offset + paging.pageSize]
@@ -50,8 +50,8 @@ async def list_bots(session: SessionDep, actor: Annotated[Actor, require(Scope.A
 
 @router.post("/agent/bots", tags=["bots"], summary="Create a bot identity", status_code=status.HTTP_201_CREATED,
              response_model=BotOut, responses=problem_responses(409))
-async def create_bot(body: BotCreate, session: SessionDep,
-                     actor: Annotated[Actor, user_key(Scope.AGENT_MANAGE, "Creating a bot")]) -> BotOut:
+async def create_bot(body: BotCreate, actor: Annotated[Actor, user_key(Scope.AGENT_MANAGE, "Creating a bot")],
+                     session: WriteSession) -> BotOut:
     bot = await service.create_bot(session, actor.user, body.name, body.description, body.maxActiveClaims)
     return service.bot_out(bot)
 
@@ -63,23 +63,23 @@ async def profile(actor: Annotated[Actor, require(Scope.PROFILE_READ)]) -> UserO
 
 @router.get("/profile/api-keys", tags=["profile"], summary="List the operator's API keys",
             response_model=DataList[ApiKeyOut])
-async def list_api_keys(session: SessionDep,
+async def list_api_keys(session: ReadSession,
                         actor: Annotated[Actor, user_key(Scope.PROFILE_READ, "Listing keys")]) -> DataList[ApiKeyOut]:
     return DataList(data=[service.key_out(key) for key in await service.list_keys(session, actor.user_id)])
 
 
 @router.post("/profile/api-keys", tags=["profile"], summary="Create a scoped API key (shown once)",
              response_model=ApiKeyCreated, responses=problem_responses(404))
-async def create_api_key(body: ApiKeyCreate, session: SessionDep,
-                         actor: Annotated[Actor, require(Scope.AGENT_MANAGE)]) -> ApiKeyCreated:
+async def create_api_key(body: ApiKeyCreate, actor: Annotated[Actor, require(Scope.AGENT_MANAGE)],
+                         session: WriteSession) -> ApiKeyCreated:
     return await service.create_key_for_actor(session, actor, body.kind, body.scopes, body.botId, body.name,
                                               body.expiresAt)
 
 
 @router.delete("/profile/api-keys/{id}", tags=["profile"], summary="Revoke an API key at once",
                response_model=ApiKeyOut, responses=problem_responses(404))
-async def revoke_api_key(id: str, session: SessionDep,
-                         actor: Annotated[Actor, user_key(Scope.AGENT_MANAGE, "Revoking a key")]) -> ApiKeyOut:
+async def revoke_api_key(id: str, actor: Annotated[Actor, user_key(Scope.AGENT_MANAGE, "Revoking a key")],
+                         session: WriteSession) -> ApiKeyOut:
     return service.key_out(await service.revoke_key(session, actor.user_id, id))
 
 
@@ -90,12 +90,12 @@ admin_router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=problem_r
 
 @admin_router.post("/users", summary="Create a user (admin)", response_model=UserOut,
                    responses=problem_responses(409))
-async def admin_create_user(body: UserCreate, session: SessionDep, actor: AdminActor) -> UserOut:
+async def admin_create_user(body: UserCreate, actor: AdminActor, session: WriteSession) -> UserOut:
     user = await service.create_user(session, body.email, body.role, body.password, body.displayName)
     return service.user_out(user)
 
 
 @admin_router.post("/users/{id}/api-keys", summary="Issue an API key to a user (admin)",
                    response_model=ApiKeyCreated, responses=problem_responses(404))
-async def admin_create_key(id: str, body: AdminKeyCreate, session: SessionDep, actor: AdminActor) -> ApiKeyCreated:
+async def admin_create_key(id: str, body: AdminKeyCreate, actor: AdminActor, session: WriteSession) -> ApiKeyCreated:
     return await service.issue_key_as_admin(session, actor, id, body.kind, body.scopes, body.botId, body.name)

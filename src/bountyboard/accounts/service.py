@@ -99,10 +99,10 @@ async def create_user(
 
 
 async def _insert_unique(session: AsyncSession, row: User | Bot, taken: Problem) -> None:
-    """Add and commit ``row``; breaking a unique constraint (a concurrent twin) answers ``taken``."""
+    """Add and flush ``row``; breaking a unique constraint (a concurrent twin) answers ``taken``."""
     session.add(row)
     try:
-        await session.commit()
+        await session.flush()
     except IntegrityError as exc:
         await session.rollback()
         raise taken from exc
@@ -188,7 +188,7 @@ async def issue_key(
         oauth_client_id=oauth_client_id,
     )
     session.add(record)
-    await session.commit()
+    await session.flush()
     return ApiKeyCreated(**key_out(record).model_dump(), key=secret)
 
 
@@ -220,5 +220,5 @@ async def revoke_key(session: AsyncSession, user_id: str, key_id: str) -> ApiKey
         raise not_found("API key", key_id)
     if key.revoked_at is None:
         key.revoked_at = now()
-        await session.commit()
+        await session.flush()
     return key

@@ -46,7 +46,7 @@ from bountyboard.benchhub.schemas import (
     Interval,
     Metric,
 )
-from bountyboard.benchhub.service import ensure_registry, get_benchmark
+from bountyboard.benchhub.service import get_benchmark
 from bountyboard.clock import rfc3339
 from bountyboard.error_codes import ErrorCode
 from bountyboard.errors import Problem, invalid
@@ -241,7 +241,6 @@ def _item(benchmark: Benchmark, claim: Claim | None,
 
 async def reproduced(session: AsyncSession, model: str, *, include_anonymous: bool = True) -> ReproducedAnswer:
     """For every benchmark: what is claimed for ``model``, what was measured, and whether they agree."""
-    await ensure_registry(session)
     key = model_key(model)
     benchmarks = list((await session.execute(select(Benchmark).order_by(Benchmark.slug))).scalars())
     ranges = {benchmark.slug: counting.metric_range(benchmark.record) for benchmark in benchmarks}

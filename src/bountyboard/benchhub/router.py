@@ -33,9 +33,9 @@ from bountyboard.clock import rfc3339
 from bountyboard.conditional import still_fresh
 from bountyboard.config import get_settings
 from bountyboard.contract.scopes import Scope
-from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.pagination import Page, Paging
+from bountyboard.storage.session import ReadSession, WriteSession
 
 DAY_SECONDS = 24 * 3600
 INDEX_CACHE_CONTROL = "public, max-age=300, must-revalidate"
@@ -54,7 +54,7 @@ def _json(content: Any, headers: dict[str, str] | None = None) -> JSONResponse:
 
 @router.get("/benchhub/index.json", summary="The static benchmark registry", response_model=RegistryIndex,
             responses={304: {"description": "Not modified (If-None-Match matched the ETag)"}})
-async def registry_index(request: Request, session: SessionDep) -> Response:
+async def registry_index(request: Request, session: ReadSession) -> Response:
     records, latest = await service.all_records(session)
     digest = registry.record_sha256({"records": records})
     etag = f'"{digest}"'
@@ -68,7 +68,7 @@ async def registry_index(request: Request, session: SessionDep) -> Response:
 
 @router.get("/v1/bench/benchmarks", summary="Search benchmarks", response_model=Page[BenchmarkRecord])
 async def search_benchmarks(
-    session: SessionDep, paging: Paging,
+    session: ReadSession, paging: Paging,
     q: Annotated[str | None, Query(max_length=200, description="Words that must all appear")] = None,
     kind: Annotated[str | None, Query(pattern="^(hf_rows|harbor_native|external_harness)$")] = None,
     tag: Annotated[str | None, Query(max_length=100)] = None,
@@ -80,14 +80,13 @@ async def search_benchmarks(
 
 @router.get("/v1/bench/benchmarks/{slug}", summary="A benchmark record", response_model=BenchmarkRecord,
             responses=problem_responses(404))
-async def get_benchmark(slug: str, session: SessionDep) -> Response:
+async def get_benchmark(slug: str, session: ReadSession) -> Response:
     return _json((await service.get_benchmark(session, slug)).record)
 
 
 async def _conditional(request: Request, session: AsyncSession, conditions: Sequence[ColumnElement[bool]],
                        build: Callable[[], Awaitable[BaseModel]]) -> Response:
     """Answer 304 when the client's ETag still matches the pools and registry the answer is made of."""
-    await service.ensure_registry(session)
     query = "&".join(sorted(f"{name}={value}" for name, value in request.query_params.multi_items()))
     etag = await pools.fingerprint(session, conditions, request.url.path, query)
     headers = {"ETag": etag, "Cache-Control": READ_CACHE_CONTROL}
@@ -98,7 +97,7 @@ async def _conditional(request: Request, session: AsyncSession, conditions: Sequ
 
 @router.get("/v1/bench/benchmarks/{slug}/leaderboard", summary="(Model, agent) results on one benchmark",
             response_model=Leaderboard, responses={**problem_responses(404), **NOT_MODIFIED})
-async def benchmark_leaderboard(slug: str, request: Request, session: SessionDep,
+async def benchmark_leaderboard(slug: str, request: Request, session: ReadSession,
                                 includeAnonymous: IncludeAnonymous = True) -> Response:
     return await _conditional(request, session, results.leaderboard_conditions(slug),
                               lambda: results.leaderboard(session, slug, include_anonymous=includeAnonymous))
@@ -112,7 +111,7 @@ AgentName = Annotated[str | None, Query(min_length=1, max_length=300,
 
 @router.get("/v1/bench/benchmarks/{slug}/compare", summary="Two models' paired difference on the tasks both ran",
             response_model=Comparison, responses={**problem_responses(404), **NOT_MODIFIED})
-async def compare_models(slug: str, request: Request, session: SessionDep, a: ModelName, b: ModelName,
+async def compare_models(slug: str, request: Request, session: ReadSession, a: ModelName, b: ModelName,
                          agentA: AgentName = None, agentB: AgentName = None,
                          includeAnonymous: IncludeAnonymous = True) -> Response:
     """``a`` minus ``b`` on their shared tasks: means, difference, task-clustered standard error, 95% interval
@@ -124,7 +123,7 @@ async def compare_models(slug: str, request: Request, session: SessionDep, a: Mo
 
 @router.put("/v1/admin/bench/benchmarks/{slug}", summary="Add or replace a benchmark record (admin)",
             response_model=BenchmarkRecord, responses=problem_responses(401, 403))
-async def upsert_benchmark(slug: str, body: BenchmarkRecord, session: SessionDep, actor: AdminActor) -> Response:
+async def upsert_benchmark(slug: str, body: BenchmarkRecord, actor: AdminActor, session: WriteSession) -> Response:
     record, _ = await service.upsert_benchmark(session, slug, body.model_dump(mode="json", exclude_unset=True))
     return _json(record)
 
@@ -154,15 +153,15 @@ async def upload_quota(
     # Anonymous uploads are allowed: the empty requirement sits beside bearerAuth with runs:write.
     openapi_extra={"security": [{}]},
 )
-async def upload_run(body: RunUpload, session: SessionDep,
-                     uploader: Annotated[service.Uploader, Depends(upload_quota)]) -> RunUploadResult:
+async def upload_run(body: RunUpload, uploader: Annotated[service.Uploader, Depends(upload_quota)],
+                     session: WriteSession) -> RunUploadResult:
     run, duplicate = await service.upload_run(session, body, uploader)
     return RunUploadResult(run=run, duplicate=duplicate)
 
 
 @router.get("/v1/bench/runs", summary="List uploaded runs", response_model=Page[RunOut])
 async def list_runs(
-    session: SessionDep, paging: Paging,
+    session: ReadSession, paging: Paging,
     benchmark: Annotated[str | None, Query(max_length=100)] = None,
     model: Annotated[str | None, Query(max_length=300, description="Matched through the model alias table")] = None,
     submitter: Annotated[str | None, Query(max_length=64, description="usr_... or anon_...")] = None,
@@ -176,7 +175,7 @@ async def list_runs(
 @router.get("/v1/bench/runs/{id}", summary="A run with its trials", response_model=RunDetail,
             responses={**problem_responses(404), 200: {"description": "The run; with `format=every-eval-ever`, "
                                                        "`{aggregate, instances}` in Every Eval Ever's schema 0.3.0"}})
-async def get_run(id: str, session: SessionDep, format: Annotated[Literal["hub", "every-eval-ever"], Query(
+async def get_run(id: str, session: ReadSession, format: Annotated[Literal["hub", "every-eval-ever"], Query(
         description="`every-eval-ever`: the run as an Every Eval Ever aggregate record and its instances")] = "hub",
         ) -> RunDetail | JSONResponse:
     if format == "every-eval-ever":
@@ -188,14 +187,14 @@ async def get_run(id: str, session: SessionDep, format: Annotated[Literal["hub",
 
 @router.post("/v1/admin/bench/runs/{id}/retract", summary="Retract a run, with a visible reason (admin)",
              response_model=RunOut, responses=problem_responses(401, 403, 404, 409))
-async def retract_run(id: str, body: RetractBody, session: SessionDep, actor: AdminActor) -> RunOut:
+async def retract_run(id: str, body: RetractBody, actor: AdminActor, session: WriteSession) -> RunOut:
     return await service.retract_run(session, id, body.reason, actor.user_id)
 
 
 @router.get("/v1/bench/reproduced", summary="Reproduced results and gaps for a model",
             response_model=ReproducedAnswer, responses=NOT_MODIFIED)
 async def reproduced(
-    request: Request, session: SessionDep,
+    request: Request, session: ReadSession,
     model: Annotated[str, Query(min_length=1, max_length=300, description="e.g. anthropic/claude-sonnet-4-5")],
     includeAnonymous: IncludeAnonymous = True,
 ) -> Response:

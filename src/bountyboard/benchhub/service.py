@@ -4,7 +4,8 @@ Uploads are counted with Harbor's rule (:mod:`bountyboard.benchhub.stats`) and j
 same transaction; leaderboards and reproduced results are read from the pools (:mod:`.results`).
 
 Plain async functions over an ``AsyncSession``, callable without HTTP (the site renders from them).
-Every read first makes sure the shipped registry is in the database (:func:`ensure_registry`).
+The shipped registry is brought into the database when a process starts (:func:`seed_registry`, from the
+app's lifespan and the worker) and by the writes that need it (:func:`ensure_registry`); reads never write.
 """
 
 from __future__ import annotations
@@ -45,10 +46,10 @@ from bountyboard.benchhub.schemas import (
 )
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
-from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.pagination import PageParams
+from bountyboard.storage.engine import get_database
 
 # Databases (by URL) whose registry this process has already brought up to date.
 _seeded: set[str] = set()
@@ -96,7 +97,6 @@ async def seed_registry() -> None:
 
 
 async def get_benchmark(session: AsyncSession, slug: str) -> Benchmark:
-    await ensure_registry(session)
     benchmark = await session.get(Benchmark, slug)
     if benchmark is None:
         raise not_found("benchmark", slug)
@@ -107,7 +107,6 @@ async def search_benchmarks(session: AsyncSession, q: str | None, kind: str | No
                             params: PageParams) -> tuple[list[dict[str, Any]], int]:
     """Records that answer every word of ``q`` by whole words or word starts, best first
     (:mod:`bountyboard.benchhub.search`); without ``q``, all of them by slug."""
-    await ensure_registry(session)
     query = select(Benchmark.record)
     for word in search.words(q or ""):  # words are letters and digits: nothing to escape for LIKE
         query = query.where(Benchmark.search_text.like(f"%{word}%"))  # narrows; the rank decides
@@ -122,7 +121,6 @@ async def search_benchmarks(session: AsyncSession, q: str | None, kind: str | No
 
 async def all_records(session: AsyncSession) -> tuple[list[dict[str, Any]], datetime]:
     """Every record (by slug) and the time of the latest change, for the static index."""
-    await ensure_registry(session)
     rows = list((await session.execute(select(Benchmark).order_by(Benchmark.slug))).scalars())
     latest = max((row.updated_at for row in rows), default=now())
     return [row.record for row in rows], latest
@@ -147,7 +145,7 @@ async def upsert_benchmark(session: AsyncSession, slug: str, record: dict[str, A
             setattr(existing, name, value)
         existing.updated_at = current
     try:
-        await session.commit()
+        await session.flush()
     except IntegrityError as exc:
         await session.rollback()
         raise conflict(ErrorCode.BENCHMARK_CONFLICT,
@@ -272,7 +270,7 @@ async def upload_run(session: AsyncSession, upload: RunUpload, uploader: Uploade
         session.add(run)
         await session.flush()
         await pools.join(session, run)
-        await session.commit()
+        await session.flush()
     except IntegrityError:
         # The same bundle was stored by a concurrent upload: answer that one.
         await session.rollback()
@@ -332,5 +330,5 @@ async def retract_run(session: AsyncSession, run_id: str, reason: str, admin_id:
     run.retracted_by = admin_id
     await session.flush()
     await pools.rebuild(session, run)
-    await session.commit()
+    await session.flush()
     return await get_run(session, run_id)

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
 from bountyboard.columns import StrEnumColumn
-from bountyboard.db import Base, JSONType, UTCDateTime
+from bountyboard.storage.base import Base, JSONType, UTCDateTime
 
 
 class RunStatus(StrEnum):

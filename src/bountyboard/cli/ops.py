@@ -17,11 +17,12 @@ from bountyboard.accounts import service as accounts
 from bountyboard.accounts.scopes import KeyKind, Role
 from bountyboard.config import get_settings
 from bountyboard.contract.scopes import Scope
-from bountyboard.db import get_database, set_database, upgrade_database
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.ledger.money import format_money
 from bountyboard.requestlog import configure_logging
+from bountyboard.storage.engine import get_database, set_database
+from bountyboard.storage.migrations import upgrade_database
 
 console = Console()
 err_console = Console(stderr=True)
@@ -33,12 +34,15 @@ admin_app = typer.Typer(help="Administration on the configured database (with or
 
 
 def run_with_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    """Run one piece of database work in its own event loop and release the engine afterwards."""
+    """Run one piece of database work in its own event loop, as one unit of work (the command is its edge:
+    the flows only flush, the work is committed here), and release the engine afterwards."""
 
     async def runner() -> T:
         try:
             async with get_database().sessionmaker() as session:
-                return await work(session)
+                result = await work(session)
+                await session.commit()
+                return result
         finally:
             await get_database().dispose()
             set_database(None)
@@ -113,7 +117,7 @@ def worker() -> None:
     import signal
 
     from bountyboard.events.delivery.dispatcher import Dispatcher
-    from bountyboard.events.service import doorbell
+    from bountyboard.events.doorbell import doorbell
     from bountyboard.worker import periodic_jobs, run_background_jobs
 
     configure_logging()

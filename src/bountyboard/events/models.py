@@ -12,7 +12,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from bountyboard.clock import now
 from bountyboard.columns import StrEnumColumn
 from bountyboard.crypto import WEBHOOK_SECRET, Encrypted
-from bountyboard.db import Base, JSONType, UTCDateTime
+from bountyboard.storage.base import Base, JSONType, UTCDateTime
 
 
 class MessageStatus(StrEnum):

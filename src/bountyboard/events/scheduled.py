@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bountyboard.config import get_settings
-from bountyboard.db import get_database
 from bountyboard.events.service import purge_expired_events
+from bountyboard.storage.engine import get_database
 
 
 async def purge_events() -> int:

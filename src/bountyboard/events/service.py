@@ -11,16 +11,15 @@ from datetime import timedelta
 from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, delete, exists, func, insert, or_, select, update
-from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
 from bountyboard.clock import now
 from bountyboard.events import audiences
-from bountyboard.events.delivery.wakeup import PROCESS_TOKEN, WEBHOOKS_CHANNEL, Doorbell
+from bountyboard.events.doorbell import PROCESS_TOKEN, WEBHOOKS_CHANNEL, doorbell
 from bountyboard.events.kinds import EventData
 from bountyboard.events.models import Event, EventCounter, MessageStatus, WebhookEndpoint, WebhookMessage
 from bountyboard.ids import new_id
+from bountyboard.storage.unit_of_work import after_commit
 
 
 @dataclass(frozen=True)
@@ -34,24 +33,6 @@ class Owner:
     def of(cls, actor: Any) -> Owner:
         """The owner an authenticated ``Actor`` (bot key or user key) speaks for."""
         return cls(operator_id=actor.user_id, bot_id=actor.bot_id)
-
-
-# This process's doorbell (``events.delivery.wakeup.Doorbell``): the commits that queued deliveries ring
-# it, and the process's dispatcher is given it (``events.delivery.dispatcher.Dispatcher``).
-doorbell = Doorbell()
-_QUEUED = "bountyboard.events.queued"  # session.info: this transaction queued webhook deliveries
-
-
-@sa_event.listens_for(Session, "after_commit")
-def _ring_after_commit(session: Session) -> None:
-    if not session.in_nested_transaction() and session.info.pop(_QUEUED, None):
-        doorbell.ring()
-
-
-@sa_event.listens_for(Session, "after_rollback")
-def _forget_after_rollback(session: Session) -> None:
-    if not session.in_nested_transaction():
-        session.info.pop(_QUEUED, None)
 
 
 # The statements of every event, built once: an event is written by most writing requests, and building
@@ -96,11 +77,11 @@ async def _store(session: AsyncSession, event: Event) -> None:
 
 
 async def _will_queue(session: AsyncSession) -> None:
-    """This transaction queues deliveries: its commit rings this process's doorbell and, on PostgreSQL,
-    other processes' (a ``NOTIFY`` is delivered when, and only if, its transaction commits)."""
-    if session.info.get(_QUEUED):
-        return
-    session.info[_QUEUED] = True
+    """This transaction queues deliveries: its commit (the unit of work's one commit point) rings this
+    process's doorbell and, on PostgreSQL, other processes' (a ``NOTIFY`` is delivered when, and only if,
+    its transaction commits)."""
+    if not after_commit(session, doorbell.ring):
+        return  # asked already in this transaction
     if session.get_bind().dialect.name == "postgresql":
         await session.execute(_NOTIFY)
 

@@ -79,7 +79,7 @@ async def create_endpoint(session: AsyncSession, owner: Owner, url: str, events:
         events=kinds, secret=signing.new_secret(), enabled=True, created_at=current, updated_at=current,
     )
     session.add(endpoint)
-    await session.commit()
+    await session.flush()
     return endpoint
 
 
@@ -99,14 +99,14 @@ async def update_endpoint(session: AsyncSession, owner: Owner, endpoint_id: str,
     elif enabled is False and endpoint.enabled:
         endpoint.enabled, endpoint.disabled_reason, endpoint.disabled_at = False, "Disabled by its owner.", now()
     endpoint.updated_at = now()
-    await session.commit()
+    await session.flush()
     return endpoint
 
 
 async def delete_endpoint(session: AsyncSession, owner: Owner, endpoint_id: str) -> WebhookEndpoint:
     endpoint = await get_endpoint(session, owner, endpoint_id)
     await session.delete(endpoint)
-    await session.commit()
+    await session.flush()
     return endpoint
 
 
@@ -117,7 +117,7 @@ async def rotate_secret(session: AsyncSession, owner: Owner, endpoint_id: str) -
     endpoint.previous_secret, endpoint.previous_secret_expires_at = endpoint.secret, current + ROTATION_OVERLAP
     endpoint.secret = signing.new_secret()
     endpoint.updated_at = current
-    await session.commit()
+    await session.flush()
     return endpoint
 
 
@@ -128,7 +128,7 @@ async def reencrypt_secrets(session: AsyncSession) -> int:
     for endpoint in endpoints:
         flag_modified(endpoint, "secret")
         flag_modified(endpoint, "previous_secret")
-    await session.commit()
+    await session.flush()
     return len(endpoints)
 
 
@@ -149,7 +149,7 @@ async def send_test_event(session: AsyncSession, owner: Owner, endpoint_id: str)
     event = await emit(session, WebhookTestData(webhookId=endpoint.id, url=endpoint.url),
                        bot_id=endpoint.bot_id, operator_id=endpoint.operator_id)
     await queue_messages(session, [endpoint.id], event)
-    await session.commit()
+    await session.flush()
     return event
 
 
@@ -181,5 +181,5 @@ async def redeliver(session: AsyncSession, owner: Owner, endpoint_id: str,
     if message is None:
         raise not_found("delivery", delivery_id)
     message.status, message.attempts, message.next_attempt_at = MessageStatus.PENDING, 0, now()
-    await session.commit()
+    await session.flush()
     return message, attempt.event_id

@@ -8,7 +8,7 @@ from sqlalchemy import BigInteger, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
-from bountyboard.db import Base, UTCDateTime
+from bountyboard.storage.base import Base, UTCDateTime
 
 Cents = BigInteger().with_variant(Integer, "sqlite")
 

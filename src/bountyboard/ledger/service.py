@@ -151,7 +151,7 @@ async def credit(session: AsyncSession, email: str, amount_cents: int, memo: str
     """Deposit into the balance of the user with ``email`` (``admin credit`` and ``POST /v1/admin/credit``)."""
     user = await _user_by_email(session, email)
     await deposit(session, user.id, amount_cents, memo)
-    await session.commit()
+    await session.flush()
     return await balance_of(session, user.id)
 
 

@@ -18,11 +18,11 @@ from bountyboard.errors import ErrorCode, conflict, not_found
 from bountyboard.events.kinds import TaskClaimedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
-from bountyboard.market.locks import lock_holder, lock_task, locked_claim
+from bountyboard.market.locks import lock_holder, lock_task
 from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
 from bountyboard.market.modules import Module, is_claimable
 from bountyboard.market.permissions import held_claim
-from bountyboard.market.slots import check_claim_now, end_claim, lapse, lapse_task, overdue, take_slot, visibility
+from bountyboard.market.slots import check_claim_now, end_claim, lapse_task, take_slot, visibility
 from bountyboard.market.transitions import ClaimMove, move_claim, task_conflict
 
 
@@ -68,9 +68,8 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     current = now()
     limit = await lock_holder(session, actor)
     await lapse_task(session, task, current)
-    if task.status == TaskStatus.IN_PROGRESS:
-        await session.commit()
-        raise task_conflict(task, "claim", ErrorCode.NO_SLOT_FREE)
+    if task.status == TaskStatus.IN_PROGRESS:  # what lapse_task found overdue stays lapsed
+        raise task_conflict(task, "claim", ErrorCode.NO_SLOT_FREE).keeping_writes()
     if task.status != TaskStatus.PUBLISHED:
         raise task_conflict(task, "claim")
     if task.deadline is not None and task.deadline <= current:
@@ -88,7 +87,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
         taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,
         module=task.module, status=claim.status, expiresAt=rfc3339(claim.expires_at),
     ), **visibility(task, claim))
-    await session.commit()
+    await session.flush()
     return claim
 
 
@@ -104,7 +103,7 @@ async def heartbeat(session: AsyncSession, actor: Actor, claim_id: str) -> Claim
     task, claim = await working_claim(session, actor, claim_id, ClaimMove.HEARTBEAT)
     move_claim(claim, ClaimMove.HEARTBEAT)
     claim.expires_at = now() + timedelta(seconds=task.claim_ttl_seconds)
-    await session.commit()
+    await session.flush()
     return claim
 
 
@@ -112,16 +111,5 @@ async def release_claim(session: AsyncSession, actor: Actor, claim_id: str) -> C
     """active -> released: the holder gives the slot back."""
     task, claim = await working_claim(session, actor, claim_id, ClaimMove.RELEASE)
     await end_claim(session, task, claim, ClaimMove.RELEASE, now())
-    await session.commit()
-    return claim
-
-
-async def refresh_claim(session: AsyncSession, claim: Claim) -> Claim:
-    """Make a claim's stored state current when time has moved it on (before it is shown)."""
-    current = now()
-    if not overdue(claim, current):
-        return claim
-    task, claim = await locked_claim(session, claim.id)
-    if await lapse(session, task, claim, current):
-        await session.commit()
+    await session.flush()
     return claim

@@ -21,7 +21,6 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
 from bountyboard.conditional import still_fresh, weak_etag
-from bountyboard.db import state_stamp
 from bountyboard.errors import invalid
 from bountyboard.market.models import Claim, ClaimStatus, Task, TaskStatus
 from bountyboard.market.modules import Module
@@ -29,6 +28,7 @@ from bountyboard.market.schemas import AgentClaimStatus, AgentTask
 from bountyboard.market.service import claim_statuses, holder_filter, task_next_action, task_next_action_ends, task_out
 from bountyboard.pagination import Cursor, KeysetPage, PageParams
 from bountyboard.statecache import StampedCache
+from bountyboard.storage.session import state_stamp
 
 _TASK_ORDER = (Task.published_at.desc(), Task.id.desc())
 _TASK_COLUMNS = tuple(Task.__table__.columns)

@@ -1,8 +1,8 @@
 """Row locks of the marketplace, taken in one order so that no two transitions of a task interleave.
 
 The task row is locked first (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite serialises writers
-with ``BEGIN IMMEDIATE``, see :mod:`bountyboard.db`). What tasks share is locked after it, always in
-the same order: the holder (bot or user row), the task's claims, the ledger accounts, and last the
+with ``BEGIN IMMEDIATE``, see :mod:`bountyboard.storage.unit_of_work`). What tasks share is locked
+after it, always in the same order: the holder (bot or user row), the task's claims, the ledger accounts, and last the
 event counter (every ``emit`` comes after every money movement of its transaction).
 """
 

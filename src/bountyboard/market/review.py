@@ -84,7 +84,7 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
         decision="accepted" if accepted else "rejected",
         reviewState=claim.review_state, comment=decision.comment, score=claim.score,
     ), **visibility(task, claim))
-    await session.commit()
+    await session.flush()
     return claim
 
 
@@ -106,7 +106,7 @@ async def open_appeal(session: AsyncSession, actor: Actor, claim_id: str, body: 
     await emit(session, AppealOpenedData(
         taskId=task.id, claimId=claim.id, appealId=appeal.id, reason=body.reason, reviewState=claim.review_state,
     ), **visibility(task, claim))
-    await session.commit()
+    await session.flush()
     return appeal
 
 
@@ -137,5 +137,5 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
         taskId=task.id, claimId=claim.id, appealId=appeal.id, outcome=body.outcome,
         reviewState=claim.review_state, comment=body.comment,
     ), **visibility(task, claim))
-    await session.commit()
+    await session.flush()
     return appeal

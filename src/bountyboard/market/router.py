@@ -10,7 +10,6 @@ from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
 from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
 from bountyboard.contract.scopes import Scope
-from bountyboard.db import SessionDep, request_session
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
 from bountyboard.market import claim_flows, listing, review, service, submissions, task_flows
@@ -36,6 +35,7 @@ from bountyboard.market.schemas import (
     TaskUpdate,
 )
 from bountyboard.pagination import KeysetPage, Page, Paging
+from bountyboard.storage.session import ReadSession, WriteSession, request_session
 
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
 
@@ -70,7 +70,7 @@ async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TAS
 
 
 @agent_router.get("/agent/tasks/{id}", summary="One task", response_model=AgentTask, responses=_CONDITIONAL)
-async def get_task(id: str, request: Request, session: SessionDep,
+async def get_task(id: str, request: Request, session: ReadSession,
                    actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
     task = await service.get_task_for(session, actor.user, id)
     etag = listing.task_etag(task)
@@ -81,14 +81,14 @@ async def get_task(id: str, request: Request, session: SessionDep,
 
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,
                    responses=problem_responses(409))
-async def claim_task(id: str, session: SessionDep, actor: Claimer) -> ClaimCreated:
+async def claim_task(id: str, actor: Claimer, session: WriteSession) -> ClaimCreated:
     return service.claim_created(await claim_flows.claim_task(session, actor, id))
 
 
 @agent_router.get("/agent/claims", summary="The caller's claims", response_model=KeysetPage[AgentClaimStatus],
                   openapi_extra=ClaimListQuery.openapi(),
                   description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`).")
-async def list_claims(request: Request, session: SessionDep, actor: Annotated[Actor, require(Scope.CLAIMS_READ)]
+async def list_claims(request: Request, session: ReadSession, actor: Annotated[Actor, require(Scope.CLAIMS_READ)]
                       ) -> KeysetPage[AgentClaimStatus]:
     asked = ClaimListQuery.of(request)
     return await listing.list_holder_claims(session, actor, asked.status, asked, asked.after)
@@ -96,7 +96,7 @@ async def list_claims(request: Request, session: SessionDep, actor: Annotated[Ac
 
 @agent_router.get("/agent/claims/{id}/status", summary="Claim state, review state and next action",
                   response_model=AgentClaimStatus, responses=_CONDITIONAL)
-async def claim_status(id: str, request: Request, session: SessionDep,
+async def claim_status(id: str, request: Request, session: ReadSession,
                        actor: Annotated[Actor, require(Scope.CLAIMS_READ)]) -> Response:
     return conditional_json(request, await service.get_claim_for(session, actor, id))
 
@@ -108,33 +108,34 @@ def _claim_action(action: str, summary: str, answer: type[Any]) -> Any:
 
 
 @_claim_action("submit", "Record the final artifact (once)", SubmissionReceipt)
-async def submit(id: str, body: SubmissionBody, session: SessionDep, actor: Submitter) -> SubmissionReceipt:
+async def submit(id: str, body: SubmissionBody, actor: Submitter, session: WriteSession) -> SubmissionReceipt:
     return service.receipt(await submissions.submit(session, actor, id, body))
 
 
 @_claim_action("heartbeat", "Extend an active claim's TTL", AgentClaimStatus)
-async def heartbeat(id: str, session: SessionDep, actor: Claimer) -> AgentClaimStatus:
+async def heartbeat(id: str, actor: Claimer, session: WriteSession) -> AgentClaimStatus:
     return (await service.claim_statuses(session, [await claim_flows.heartbeat(session, actor, id)]))[0]
 
 
 @_claim_action("release", "Give an active claim back", AgentClaimStatus)
-async def release(id: str, session: SessionDep, actor: Claimer) -> AgentClaimStatus:
+async def release(id: str, actor: Claimer, session: WriteSession) -> AgentClaimStatus:
     return (await service.claim_statuses(session, [await claim_flows.release_claim(session, actor, id)]))[0]
 
 
 @_claim_action("appeal", "Appeal a rejection within the appeal window", AppealOut)
-async def appeal(id: str, body: AppealCreate, session: SessionDep, actor: Submitter) -> AppealOut:
+async def appeal(id: str, body: AppealCreate, actor: Submitter, session: WriteSession) -> AppealOut:
     return service.appeal_out(await review.open_appeal(session, actor, id, body))
 
 
 @agent_router.get("/judge/tasks/{id}/target", summary="The submission a judge task evaluates",
                   response_model=JudgeTarget)
-async def judge_target(id: str, session: SessionDep, actor: Annotated[Actor, require(Scope.JUDGE_READ)]) -> JudgeTarget:
+async def judge_target(id: str, session: ReadSession,
+                       actor: Annotated[Actor, require(Scope.JUDGE_READ)]) -> JudgeTarget:
     return await service.judge_target(session, actor, id)
 
 
 @agent_router.get("/leaderboard", summary="Arena rankings and per-bot reputation", response_model=Leaderboard)
-async def leaderboard(session: SessionDep, actor: Annotated[Actor, require(Scope.LEADERBOARD_READ)],
+async def leaderboard(session: ReadSession, actor: Annotated[Actor, require(Scope.LEADERBOARD_READ)],
                       limit: Annotated[int, Query(ge=1, le=100)] = 20) -> Leaderboard:
     return await service.leaderboard(session, limit)
 
@@ -142,53 +143,53 @@ async def leaderboard(session: SessionDep, actor: Annotated[Actor, require(Scope
 # Publishers ---------------------------------------------------------------------------------------
 
 @publisher_router.post("", summary="Create a task (as a draft)", response_model=AgentTask)
-async def create_task(body: TaskCreate, session: SessionDep, publisher: Publisher) -> AgentTask:
+async def create_task(body: TaskCreate, publisher: Publisher, session: WriteSession) -> AgentTask:
     return service.task_out(await service.create_task(session, publisher, body))
 
 
 @publisher_router.get("", summary="The publisher's tasks", response_model=Page[AgentTask])
-async def list_own_tasks(session: SessionDep, publisher: Publisher, paging: Paging, module: ModuleFilter = None,
+async def list_own_tasks(session: ReadSession, publisher: Publisher, paging: Paging, module: ModuleFilter = None,
                          status: TaskStatus | None = None) -> Page[AgentTask]:
     return await service.list_publisher_tasks(session, publisher, module, status, paging)
 
 
 @publisher_router.get("/{id}", summary="One of the publisher's tasks", response_model=AgentTask)
-async def get_own_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
+async def get_own_task(id: str, session: ReadSession, publisher: Publisher) -> AgentTask:
     return service.task_out(await service.get_own_task(session, publisher, id))
 
 
 @publisher_router.patch("/{id}", summary="Edit a draft", response_model=AgentTask, responses=problem_responses(409))
-async def update_task(id: str, body: TaskUpdate, session: SessionDep, publisher: Publisher) -> AgentTask:
+async def update_task(id: str, body: TaskUpdate, publisher: Publisher, session: WriteSession) -> AgentTask:
     return service.task_out(await service.update_task(session, publisher, id, body))
 
 
 @publisher_router.post("/{id}/publish", summary="Publish a draft, escrowing its bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
-async def publish_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
+async def publish_task(id: str, publisher: Publisher, session: WriteSession) -> AgentTask:
     return service.task_out(await task_flows.publish_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/cancel", summary="Cancel a task, refunding its escrow", response_model=AgentTask,
                        responses=problem_responses(409))
-async def cancel_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
+async def cancel_task(id: str, publisher: Publisher, session: WriteSession) -> AgentTask:
     return service.task_out(await task_flows.cancel_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/close", summary="Close an arena: rank and pay by payoutSplit", response_model=AgentTask,
                        responses=problem_responses(409))
-async def close_task(id: str, session: SessionDep, publisher: Publisher) -> AgentTask:
+async def close_task(id: str, publisher: Publisher, session: WriteSession) -> AgentTask:
     return service.task_out(await task_flows.close_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/fund", summary="Add funds to a donate task's bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
-async def fund_task(id: str, body: FundRequest, session: SessionDep, publisher: Publisher) -> AgentTask:
+async def fund_task(id: str, body: FundRequest, publisher: Publisher, session: WriteSession) -> AgentTask:
     return service.task_out(await task_flows.fund_task(session, publisher, id, to_cents(body.amount)))
 
 
 @publisher_router.get("/{id}/claims", summary="The claims of a task, with their submissions",
                       response_model=Page[ClaimDetail])
-async def task_claims(id: str, session: SessionDep, publisher: Publisher, paging: Paging) -> Page[ClaimDetail]:
+async def task_claims(id: str, session: ReadSession, publisher: Publisher, paging: Paging) -> Page[ClaimDetail]:
     return await service.list_task_claims(session, publisher, id, paging)
 
 
@@ -196,25 +197,25 @@ async def task_claims(id: str, session: SessionDep, publisher: Publisher, paging
 
 @review_router.get("/review/queue", summary="Submissions awaiting review, oldest first",
                    response_model=Page[ClaimDetail])
-async def review_queue(session: SessionDep, reviewer: Reviewer, paging: Paging,
+async def review_queue(session: ReadSession, reviewer: Reviewer, paging: Paging,
                        module: ModuleFilter = None) -> Page[ClaimDetail]:
     return await service.review_queue(session, reviewer, module, paging)
 
 
 @review_router.post("/review/claims/{id}", summary="Accept or reject a submission", response_model=ClaimDetail,
                     responses=problem_responses(409))
-async def review_claim(id: str, body: ReviewDecision, session: SessionDep, reviewer: Reviewer) -> ClaimDetail:
+async def review_claim(id: str, body: ReviewDecision, reviewer: Reviewer, session: WriteSession) -> ClaimDetail:
     claim = await review.review_claim(session, reviewer, id, body)
     return (await service.claim_details(session, [claim]))[0]
 
 
 @review_router.get("/appeals", summary="Appeals", response_model=Page[AppealOut])
-async def list_appeals(session: SessionDep, reviewer: Reviewer, paging: Paging,
+async def list_appeals(session: ReadSession, reviewer: Reviewer, paging: Paging,
                        status: Literal["open", "resolved"] | None = "open") -> Page[AppealOut]:
     return await service.list_appeals(session, reviewer, status, paging)
 
 
 @review_router.post("/appeals/{id}/resolve", summary="Resolve an appeal", response_model=AppealOut,
                     responses=problem_responses(409))
-async def resolve_appeal(id: str, body: AppealResolve, session: SessionDep, reviewer: Reviewer) -> AppealOut:
+async def resolve_appeal(id: str, body: AppealResolve, reviewer: Reviewer, session: WriteSession) -> AppealOut:
     return service.appeal_out(await review.resolve_appeal(session, reviewer, id, body))

@@ -8,7 +8,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.clock import now
-from bountyboard.db import get_database
 from bountyboard.market.locks import lock_task
 from bountyboard.market.models import Claim, ClaimStatus, Task
 from bountyboard.market.modules import Module
@@ -16,6 +15,7 @@ from bountyboard.market.payouts import close_arena
 from bountyboard.market.slots import lapse_task, overdue_holding
 from bountyboard.market.task_flows import end_task, pending_reviews
 from bountyboard.market.transitions import TASK_TRANSITIONS, TaskMove, task_allows
+from bountyboard.storage.engine import get_database
 
 SWEEP_BATCH = 100
 

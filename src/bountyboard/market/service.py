@@ -24,7 +24,7 @@ from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
-from bountyboard.market import claim_flows, locks, permissions, transitions
+from bountyboard.market import locks, permissions, transitions
 from bountyboard.market.models import (
     OPEN_TASK_STATUSES,
     Appeal,
@@ -52,6 +52,7 @@ from bountyboard.market.schemas import (
     TaskCreate,
     TaskUpdate,
 )
+from bountyboard.market.slots import as_of
 from bountyboard.pagination import Page, PageParams
 
 # Wire field -> column, for the fields that are stored as given.
@@ -265,7 +266,7 @@ async def create_task(session: AsyncSession, publisher: User, data: TaskCreate) 
     task = Task(id=new_id("task"), publisher_id=publisher.id, status=TaskStatus.DRAFT, slots_taken=0,
                 created_at=current, updated_at=current, **columns)
     session.add(task)
-    await session.commit()
+    await session.flush()
     return task
 
 
@@ -290,7 +291,7 @@ async def update_task(session: AsyncSession, publisher: User, task_id: str, data
     for column, value in changes.items():
         setattr(task, column, value)
     task.updated_at = now()
-    await session.commit()
+    await session.flush()
     return task
 
 
@@ -348,8 +349,7 @@ async def get_claim_for(session: AsyncSession, actor: Actor, claim_id: str) -> A
     claim = await session.scalar(select(Claim).where(Claim.id == claim_id, holder_filter(actor)))
     if claim is None:
         raise not_found("claim", claim_id)
-    claim = await claim_flows.refresh_claim(session, claim)
-    return (await claim_statuses(session, [claim]))[0]
+    return (await claim_statuses(session, [as_of(claim, now())]))[0]
 
 
 def _reviewable(reviewer: User) -> list[ColumnElement[bool]]:

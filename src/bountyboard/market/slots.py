@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_
+from sqlalchemy import and_, bindparam, inspect, or_
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -78,6 +78,20 @@ def overdue(claim: Claim, current: datetime) -> bool:
     return ttl_over(claim, current) or (claim.holds_slot and window_closed(claim, current))
 
 
+def as_of(claim: Claim, current: datetime) -> Claim:
+    """The claim as time has moved it on by ``current``, for showing it: a claim past its TTL reads as
+    expired, one whose appeal window closed no longer holds its slot. A pure function: the stored state
+    moves only with a write flow (``lapse``) or the sweep (``market.scheduled``). The copy is transient
+    (no session knows it)."""
+    if not overdue(claim, current):
+        return claim
+    seen = Claim(**{column.key: getattr(claim, column.key) for column in inspect(Claim).column_attrs})
+    if ttl_over(claim, current):
+        seen.status = ClaimStatus.EXPIRED
+    seen.holds_slot = False
+    return seen
+
+
 def overdue_holding(current: datetime | ColumnElement[datetime]) -> ColumnElement[bool]:
     """``overdue`` as a filter of slot-holding claims, so that a claim on a task with many holders reads
     (and locks) only the few that time has moved on."""
@@ -110,14 +124,14 @@ async def lapse_task(session: AsyncSession, task: Task, current: datetime) -> No
 async def check_claim_now(session: AsyncSession, task: Task, claim: Claim, move: ClaimMove) -> None:
     """Refuse ``move`` unless the table allows it and time has not ended the claim's hold.
 
-    An overdue claim is expired now (and that is kept) before the caller's move is refused.
+    An overdue claim is expired now before the caller's move is refused; the refusal keeps that write
+    (``Problem.keeping_writes``: the unit of work commits it before answering).
     """
     check_claim(claim, move)
     if await lapse(session, task, claim, now()):
-        await session.commit()
         raise claim_conflict(claim, CLAIM_TRANSITIONS[move].verb,
                              ErrorCode.CLAIM_EXPIRED if claim.status == ClaimStatus.EXPIRED
-                             else ErrorCode.APPEAL_WINDOW_CLOSED)
+                             else ErrorCode.APPEAL_WINDOW_CLOSED).keeping_writes()
 
 
 async def wind_up(session: AsyncSession, task: Task, current: datetime) -> None:

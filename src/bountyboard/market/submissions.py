@@ -86,7 +86,7 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
         submittedAt=rfc3339(current), contentSha256=submission.content_sha256, reviewState=claim.review_state,
     ), **visibility(task, claim))
     try:
-        await session.commit()
+        await session.flush()
     except IntegrityError:
         # Only reachable if another writer got past the claim lock: answer as a retry would be.
         await session.rollback()

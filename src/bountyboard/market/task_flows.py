@@ -42,7 +42,7 @@ async def publish_task(session: AsyncSession, publisher: User, task_id: str) -> 
     await emit(session, TaskPublishedData(
         taskId=task.id, module=task.module, status=task.status, bountyAmount=ledger.from_cents(task.bounty_cents),
     ), publisher_id=task.publisher_id)
-    await session.commit()
+    await session.flush()
     return task
 
 
@@ -79,7 +79,7 @@ async def cancel_task(session: AsyncSession, publisher: User, task_id: str) -> T
     check_task(task, TaskMove.CANCEL)
     await _refuse_if_pending(session, task, "cancel")
     await end_task(session, task, TaskMove.CANCEL, now())
-    await session.commit()
+    await session.flush()
     return task
 
 
@@ -92,7 +92,7 @@ async def close_task(session: AsyncSession, publisher: User, task_id: str) -> Ta
     check_task(task, TaskMove.CLOSE)
     await _refuse_if_pending(session, task, "close")
     await close_arena(session, task, now())
-    await session.commit()
+    await session.flush()
     return task
 
 
@@ -111,5 +111,5 @@ async def fund_task(session: AsyncSession, funder: User, task_id: str, amount_ce
                           ledger.EntryKind.FUND, task_id=task.id, memo="donation")
     task.bounty_cents += amount_cents
     task.updated_at = now()
-    await session.commit()
+    await session.flush()
     return task

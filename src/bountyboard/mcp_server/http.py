@@ -34,10 +34,10 @@ from bountyboard.accounts.auth import authenticate_header
 from bountyboard.client import AsyncClient
 from bountyboard.client.state import StateFile
 from bountyboard.config import Settings, get_settings
-from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, Problem, send_problem
 from bountyboard.mcp_server.server import build_server
 from bountyboard.oauth import routes as oauth
+from bountyboard.storage.engine import get_database
 
 MCP_PATH = "/mcp"
 # Headers of the MCP request that the in-process REST call carries on.

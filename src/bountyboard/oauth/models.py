@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
 from bountyboard.crypto import OAUTH_CLIENT_SECRET, Encrypted
-from bountyboard.db import Base, JSONType, UTCDateTime
+from bountyboard.storage.base import Base, JSONType, UTCDateTime
 
 
 class OAuthClient(Base):

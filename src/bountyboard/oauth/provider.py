@@ -40,9 +40,9 @@ from bountyboard.accounts.scopes import KeyKind
 from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.crypto import OAUTH_AUTHORIZATION_REQUEST, InvalidToken, decrypt, encrypt
-from bountyboard.db import get_database
 from bountyboard.errors import Problem
 from bountyboard.oauth.models import OAuthAuthorizationCode, OAuthClient
+from bountyboard.storage.engine import get_database
 
 CONSENT_PATH = "/oauth/consent"
 CONSENT_LIFETIME = timedelta(minutes=10)
@@ -83,7 +83,7 @@ async def issue_code(session: AsyncSession, pending: PendingAuthorization, user:
         code_hash=_hash(code), client_id=pending.client_id, user_id=user.id, bot_id=bot_id, scopes=scopes,
         redirect_uri=str(params.redirect_uri), redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
         code_challenge=params.code_challenge, resource=params.resource, expires_at=now() + CODE_LIFETIME))
-    await session.commit()
+    await session.flush()
     return code
 
 

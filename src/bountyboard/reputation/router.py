@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter
 
 from bountyboard.accounts.auth import Actor, require
-from bountyboard.db import SessionDep
 from bountyboard.errors import problem_responses
 from bountyboard.reputation import service
 from bountyboard.reputation.schemas import BotReputationDetail, OperatorReputationDetail
+from bountyboard.storage.session import ReadSession
 
 router = APIRouter(prefix="/v1", tags=["agent"], responses=problem_responses(401, 404, 422))
 AnyKey = Annotated[Actor, require()]
@@ -20,11 +20,11 @@ AnyKey = Annotated[Actor, require()]
             response_model=BotReputationDetail,
             description="Decided outcomes weighted by recency (an outcome `halfLifeDays` old counts half), overall "
                         "and per module, with the Jeffreys interval of the success rate. Public to any valid key.")
-async def bot_reputation(id: str, session: SessionDep, actor: AnyKey) -> BotReputationDetail:
+async def bot_reputation(id: str, session: ReadSession, actor: AnyKey) -> BotReputationDetail:
     return await service.bot_reputation(session, id)
 
 
 @router.get("/operators/{id}/reputation", summary="An operator's track record (its bots' claims and its own)",
             response_model=OperatorReputationDetail)
-async def operator_reputation(id: str, session: SessionDep, actor: AnyKey) -> OperatorReputationDetail:
+async def operator_reputation(id: str, session: ReadSession, actor: AnyKey) -> OperatorReputationDetail:
     return await service.operator_reputation(session, id)

@@ -15,9 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.models import User
 from bountyboard.clock import now
-from bountyboard.db import get_database
 from bountyboard.ids import new_id
 from bountyboard.site.models import WebSession
+from bountyboard.storage.engine import get_database
 
 SESSION_COOKIE = "bb_session"
 SESSION_LIFETIME = timedelta(days=14)
@@ -34,7 +34,7 @@ async def start(session: AsyncSession, user: User) -> str:
     session.add(WebSession(id=new_id("ses"), token_hash=_digest(token), user_id=user.id,
                            csrf_token=secrets.token_urlsafe(32), created_at=current,
                            expires_at=current + SESSION_LIFETIME))
-    await session.commit()
+    await session.flush()
     return token
 
 
@@ -56,7 +56,7 @@ async def resolve(session: AsyncSession, token: str) -> tuple[WebSession, User] 
 
 async def end(session: AsyncSession, token: str) -> None:
     await session.execute(delete(WebSession).where(WebSession.token_hash == _digest(token)))
-    await session.commit()
+    await session.flush()
 
 
 async def purge_expired() -> int:

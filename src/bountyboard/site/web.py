@@ -25,13 +25,12 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import KeyKind, Role, allowed_scopes
 from bountyboard.config import get_settings
-from bountyboard.db import get_session
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.site import sessions
 from bountyboard.site.models import WebSession
 from bountyboard.site.render import build_environment
+from bountyboard.storage.session import ReadSession, answered_refusal
 
-Session = Annotated[AsyncSession, Depends(get_session)]
 CSRF_COOKIE = "bb_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
@@ -66,7 +65,7 @@ class Visitor:
         return self.user is not None and self.user.role.acts_as(*roles)
 
 
-async def current_visitor(request: Request, session: Session) -> Visitor:
+async def current_visitor(request: Request, session: ReadSession) -> Visitor:
     request.state.visitor = visitor = await _identify(request, session)
     return visitor
 
@@ -185,14 +184,17 @@ class PageRoute(APIRoute):
             try:
                 return await handler(request)
             except SignInRequired:
+                await answered_refusal(request, None)
                 target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
                 if request.method != "GET":
                     target = request.url.path
                 return redirect(f"/login?next={quote(target, safe='/')}")
             except Problem as problem:
+                await answered_refusal(request, problem)
                 return _error_page(request, problem.status, problem.title, problem_message(problem),
                                    problem.headers)
             except RequestValidationError as exc:
+                await answered_refusal(request, None)
                 fields = ", ".join(".".join(str(p) for p in error.get("loc", ())[1:]) for error in exc.errors())
                 return _error_page(request, 422, "Unprocessable Content", f"These fields are not valid: {fields}.")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from bountyboard.accounts.dependencies import AdminActor
-from bountyboard.db import SessionDep
 from bountyboard.events.schemas import EventOut
 from bountyboard.pagination import DataList
+from bountyboard.storage.session import WriteSession
 from bountyboard.testing import service
 from bountyboard.testing.schemas import ClockAdvance, ClockState, EventBurst, Hold
 
@@ -25,5 +25,5 @@ async def hold(body: Hold, actor: AdminActor) -> dict[str, float]:
 
 
 @router.post("/events", summary="Emit events through the real emit() path", response_model=DataList[EventOut])
-async def emit_events(body: EventBurst, session: SessionDep, actor: AdminActor) -> DataList[EventOut]:
+async def emit_events(body: EventBurst, actor: AdminActor, session: WriteSession) -> DataList[EventOut]:
     return DataList(data=[EventOut.of(event) for event in await service.emit_burst(session, body)])

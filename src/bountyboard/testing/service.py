@@ -32,5 +32,5 @@ async def emit_burst(session: AsyncSession, burst: EventBurst) -> list[Event]:
     emitted = [await events.record(session, burst.type, {**burst.data, "n": n}, bot_id=burst.botId,
                                  operator_id=burst.operatorId, publisher_id=burst.publisherId)
                for n in range(burst.count)]
-    await session.commit()
+    await session.flush()
     return emitted

@@ -22,10 +22,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from bountyboard.config import Settings
-from bountyboard.db import Database
 from bountyboard.events.delivery.queue import Job, Outcome, Queue, anything_due
 from bountyboard.events.delivery.send import Sender, new_client
-from bountyboard.events.delivery.wakeup import Doorbell, Wakeup
+from bountyboard.events.delivery.wakeup import Wakeup
+from bountyboard.events.doorbell import Doorbell
+from bountyboard.storage.engine import Database
 
 log = logging.getLogger("bountyboard.webhooks")
 

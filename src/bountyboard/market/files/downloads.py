@@ -119,7 +119,7 @@ async def serve(session: AsyncSession, file_key: str, expires: int, signature: s
     upload = await session.get(Upload, file_key)
     if upload is None or upload.status != UploadStatus.COMPLETED:
         raise not_found("file", file_key)
-    await session.commit()  # nothing is held while the bytes stream
+    await session.close()  # no connection is held while the bytes stream
     stored_size = await storage.size_of(upload.object_key)
     if stored_size != upload.size_bytes:
         log.error("stored file %s at %s has %s bytes, not the checked %s", upload.id, upload.object_key,

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
 from bountyboard.columns import StrEnumColumn
-from bountyboard.db import Base, UTCDateTime
+from bountyboard.storage.base import Base, UTCDateTime
 
 Bytes = BigInteger().with_variant(Integer, "sqlite")
 

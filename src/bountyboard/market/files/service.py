@@ -37,7 +37,6 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.contract.artifacts import normalise
-from bountyboard.db import get_database
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.market.files import links, storage
@@ -50,6 +49,8 @@ from bountyboard.market.permissions import held_claim
 from bountyboard.market.schemas import Attachment
 from bountyboard.market.slots import check_claim_now
 from bountyboard.market.transitions import ClaimMove
+from bountyboard.storage.engine import get_database
+from bountyboard.storage.unit_of_work import transaction
 
 SWEEP_BATCH = 100
 _SPOOL_IN_MEMORY = 1024**2
@@ -105,7 +106,7 @@ async def create_slot(session: AsyncSession, actor: Actor, claim_id: str, body: 
     if storage.presigns():
         upload.staging_key = f"incoming/{claim.id}/{upload.id}"
     session.add(upload)
-    await session.commit()
+    await session.flush()
     base = settings.effective_base_url
     if upload.staging_key is not None:
         upload_url = await storage.presigned_put(upload.staging_key, ttl, upload.size_bytes, upload.mime_type)
@@ -150,15 +151,14 @@ async def _delete_objects(upload: Upload) -> None:
 
 
 async def _discard(session: AsyncSession, upload: Upload) -> None:
-    """Remove a refused upload: its bytes and its slot."""
+    """Remove a refused upload: its bytes and its slot (in the caller's transaction)."""
     await _delete_objects(upload)
     await session.execute(delete(Upload).where(Upload.id == upload.id))
-    await session.commit()
 
 
 async def _open_upload(session: AsyncSession, file_key: str) -> Upload:
     """An upload whose bytes are not checked yet, its task and claim locked; a claim that can no longer be
-    submitted drops it."""
+    submitted drops it: that refusal keeps the slot's removal (and the claim's lapse)."""
     claim_id = await session.scalar(select(Upload.claim_id).where(Upload.id == file_key))
     if claim_id is None:
         raise not_found("upload", file_key)
@@ -170,9 +170,9 @@ async def _open_upload(session: AsyncSession, file_key: str) -> Upload:
         raise Problem(409, ErrorCode.UPLOAD_COMPLETED, f"Upload {file_key} is already completed; ask for a new slot.")
     try:
         await check_claim_now(session, task, claim, ClaimMove.SUBMIT)
-    except Problem:
+    except Problem as problem:
         await _discard(session, upload)
-        raise
+        raise problem.keeping_writes() from None
     return upload
 
 
@@ -184,52 +184,54 @@ class _SlotStaysOpen(Problem):
 async def _reserved(session: AsyncSession, file_key: str) -> AsyncIterator[Upload]:
     """The slot, held by this request while it moves and checks the bytes; any other request gets 409.
 
-    Bytes refused (a problem) are removed with their slot. Bytes that did not all arrive, and any
-    failure of the service or the store, give the slot back, so the client may send them again.
+    Three units of work (``transaction``), none open while the bytes move: the slot is reserved; then
+    the bytes are kept (``_finish``), or, refused (a problem), removed with their slot, or, when they did
+    not all arrive or the service or the store failed, the slot is given back for the client to retry.
     """
-    upload = await _open_upload(session, file_key)
-    if upload.status == UploadStatus.RECEIVING:
-        raise Problem(409, ErrorCode.UPLOAD_IN_PROGRESS,
-                      f"Another request is sending or checking the bytes of {file_key}; read the upload once it "
-                      f"has finished.")
-    upload.status = UploadStatus.RECEIVING
-    await session.commit()  # no lock while the bytes move
+    async with transaction(session):
+        upload = await _open_upload(session, file_key)
+        if upload.status == UploadStatus.RECEIVING:
+            raise Problem(409, ErrorCode.UPLOAD_IN_PROGRESS,
+                          f"Another request is sending or checking the bytes of {file_key}; read the upload once "
+                          f"it has finished.")
+        upload.status = UploadStatus.RECEIVING
     try:
         yield upload
     except _SlotStaysOpen:
-        await _release(session, upload)
+        async with transaction(session):
+            await _release(session, upload)
         raise
     except (Problem, HTTPException):  # HTTPException: a body over the route's limit
-        await session.rollback()
-        await _discard(session, upload)
+        async with transaction(session):
+            await _discard(session, upload)
         raise
     except Exception:
-        await session.rollback()
-        await _release(session, upload)
+        async with transaction(session):
+            await _release(session, upload)
         raise
 
 
 async def _release(session: AsyncSession, upload: Upload) -> None:
     await session.execute(update(Upload).where(Upload.id == upload.id, Upload.status == UploadStatus.RECEIVING)
                           .values(status=UploadStatus.PENDING))
-    await session.commit()
 
 
 async def _finish(session: AsyncSession, file_key: str, sha256: str) -> UploadOut:
     """Record the checked bytes at the upload's object key as a completed upload, if the claim still takes
-    them (else they are dropped with the slot)."""
-    upload = await _open_upload(session, file_key)
-    upload.status = UploadStatus.COMPLETED
-    upload.sha256 = sha256
-    upload.completed_at = now()
-    upload.expires_at = now() + timedelta(seconds=get_settings().upload_unused_ttl_seconds)
-    await session.commit()
+    them (else they are dropped with the slot): a unit of work of its own."""
+    async with transaction(session):
+        upload = await _open_upload(session, file_key)
+        upload.status = UploadStatus.COMPLETED
+        upload.sha256 = sha256
+        upload.completed_at = now()
+        upload.expires_at = now() + timedelta(seconds=get_settings().upload_unused_ttl_seconds)
     return upload_out(upload)
 
 
 async def receive(session: AsyncSession, file_key: str, expires: int, signature: str,
                   body: AsyncIterator[bytes]) -> UploadOut:
-    """The service's own upload URL: check the bytes as they stream in, then store them."""
+    """The service's own upload URL: check the bytes as they stream in, then store them. ``session`` is a
+    request session with no transaction (``storage.session.StagedSession``): the flow runs its units of work."""
     links.check("upload", file_key, expires, signature)
     async with _reserved(session, file_key) as upload:
         with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
@@ -246,7 +248,7 @@ async def receive(session: AsyncSession, file_key: str, expires: int, signature:
 
 async def complete(session: AsyncSession, actor: Actor, claim_id: str, file_key: str) -> UploadOut:
     """After a PUT to a presigned URL: take the staged bytes to the final key and check them there. A
-    completed upload is returned as it is."""
+    completed upload is returned as it is. ``session`` as for ``receive``."""
     _task, claim = await held_claim(session, actor, claim_id)
     upload = await session.get(Upload, file_key, populate_existing=True)
     if upload is None or upload.claim_id != claim.id:

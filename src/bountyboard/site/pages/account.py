@@ -17,13 +17,13 @@ from bountyboard.site.web import (
     CheckedForm,
     CurrentVisitor,
     PageRoute,
-    Session,
     field,
     problem_message,
     redirect,
     render,
     secure_cookies,
 )
+from bountyboard.storage.session import WriteSession
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
@@ -70,7 +70,7 @@ async def signup_page(request: Request, visitor: CurrentVisitor) -> HTMLResponse
 
 @router.post("/signup", response_class=HTMLResponse)
 async def signup(request: Request, visitor: CurrentVisitor, form: CheckedForm,
-                 session: Session) -> RedirectResponse | HTMLResponse:
+                 session: WriteSession) -> RedirectResponse | HTMLResponse:
     await enforce(SIGNUP_PER_IP, _client(request))
     values = {"email": field(form, "email"), "display_name": field(form, "display_name"),
               "publisher": field(form, "publisher")}
@@ -95,7 +95,7 @@ async def login_page(request: Request, visitor: CurrentVisitor, next: str = "/pr
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, visitor: CurrentVisitor, form: CheckedForm,
-                session: Session) -> RedirectResponse | HTMLResponse:
+                session: WriteSession) -> RedirectResponse | HTMLResponse:
     email = accounts.normalise_email(field(form, "email"))
     target = _safe_next(field(form, "next", "/profile/"))
     await enforce(LOGIN_PER_IP, _client(request))
@@ -111,7 +111,8 @@ async def login(request: Request, visitor: CurrentVisitor, form: CheckedForm,
 
 
 @router.post("/logout")
-async def logout(request: Request, visitor: CurrentVisitor, form: CheckedForm, session: Session) -> RedirectResponse:
+async def logout(request: Request, visitor: CurrentVisitor, form: CheckedForm,
+                 session: WriteSession) -> RedirectResponse:
     token = request.cookies.get(sessions.SESSION_COOKIE)
     if token:
         await sessions.end(session, token)

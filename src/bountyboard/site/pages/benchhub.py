@@ -15,7 +15,8 @@ from bountyboard.benchhub import results
 from bountyboard.benchhub import service as hub
 from bountyboard.site.charts import score_chart
 from bountyboard.site.pages.public import choice, paging
-from bountyboard.site.web import CurrentVisitor, PageRoute, Session, redirect, render
+from bountyboard.site.web import CurrentVisitor, PageRoute, redirect, render
+from bountyboard.storage.session import ReadSession
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 KINDS = ["hf_rows", "harbor_native", "external_harness"]
@@ -24,7 +25,7 @@ ANONYMOUS_CHOICES = ["show", "hide"]
 
 
 @router.get("/benchhub/", response_class=HTMLResponse)
-async def hub_page(request: Request, visitor: CurrentVisitor, session: Session, q: str = "", kind: str = "",
+async def hub_page(request: Request, visitor: CurrentVisitor, session: ReadSession, q: str = "", kind: str = "",
                    page: int = 1) -> HTMLResponse:
     q, kind = q.strip()[:200], choice(kind, KINDS)
     params = paging(page, HUB_PAGE_SIZE)
@@ -40,7 +41,7 @@ async def find_model(model: str = "") -> RedirectResponse:
 
 
 @router.get("/benchhub/models/{model:path}", response_class=HTMLResponse)
-async def model_page(request: Request, model: str, visitor: CurrentVisitor, session: Session,
+async def model_page(request: Request, model: str, visitor: CurrentVisitor, session: ReadSession,
                      anonymous: str = "show") -> HTMLResponse:
     anonymous = choice(anonymous, ANONYMOUS_CHOICES) or "show"
     answer = await results.reproduced(session, model[:300], include_anonymous=anonymous == "show")
@@ -48,7 +49,7 @@ async def model_page(request: Request, model: str, visitor: CurrentVisitor, sess
 
 
 @router.get("/benchhub/{slug}", response_class=HTMLResponse)
-async def benchmark_page(request: Request, slug: str, visitor: CurrentVisitor, session: Session,
+async def benchmark_page(request: Request, slug: str, visitor: CurrentVisitor, session: ReadSession,
                          anonymous: str = "show") -> HTMLResponse:
     anonymous = choice(anonymous, ANONYMOUS_CHOICES) or "show"
     benchmark = await hub.get_benchmark(session, slug)

@@ -5,21 +5,23 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.schemas import BotCreate
 from bountyboard.errors import Problem
-from bountyboard.site.web import CheckedForm, PageRoute, Session, SignedIn, field, problem_message, redirect, render
+from bountyboard.site.web import CheckedForm, PageRoute, SignedIn, field, problem_message, redirect, render
+from bountyboard.storage.session import ReadSession, WriteSession
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
 
 @router.get("/bots/", response_class=HTMLResponse)
-async def bots_page(request: Request, visitor: SignedIn, session: Session) -> HTMLResponse:
+async def bots_page(request: Request, visitor: SignedIn, session: ReadSession) -> HTMLResponse:
     return await _bots(request, visitor, session)
 
 
-async def _bots(request: Request, visitor: SignedIn, session: Session, status_code: int = 200,
+async def _bots(request: Request, visitor: SignedIn, session: AsyncSession, status_code: int = 200,
                 error: str | None = None, form: dict[str, str] | None = None) -> HTMLResponse:
     user_id = visitor.actor.user_id
     bots = await accounts.list_bots(session, user_id)
@@ -34,7 +36,7 @@ async def _bots(request: Request, visitor: SignedIn, session: Session, status_co
 
 @router.post("/bots/", response_class=HTMLResponse)
 async def create_bot(request: Request, visitor: SignedIn, form: CheckedForm,
-                     session: Session) -> HTMLResponse | RedirectResponse:
+                     session: WriteSession) -> HTMLResponse | RedirectResponse:
     values = {"name": field(form, "name"), "description": field(form, "description"),
               "max_active_claims": field(form, "max_active_claims", "1") or "1"}
     try:

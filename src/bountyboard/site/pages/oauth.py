@@ -13,6 +13,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from mcp.server.auth.provider import construct_redirect_uri
 from mcp.shared.auth import OAuthClientInformationFull
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.scopes import KeyKind, allowed_scopes
@@ -22,11 +23,12 @@ from bountyboard.errors import ErrorCode, Problem
 from bountyboard.oauth.provider import CONSENT_PATH, PendingAuthorization, issue_code, load_client, open_request
 from bountyboard.site import web
 from bountyboard.site.pages.profile import SCOPE_HELP
+from bountyboard.storage.session import ReadSession, WriteSession
 
 router = web.page_router()
 
 
-async def _pending(session: web.Session, sealed: str) -> tuple[PendingAuthorization, OAuthClientInformationFull]:
+async def _pending(session: AsyncSession, sealed: str) -> tuple[PendingAuthorization, OAuthClientInformationFull]:
     pending = open_request(sealed)
     client = await load_client(session, pending.client_id) if pending is not None else None
     if pending is None or client is None:
@@ -42,7 +44,7 @@ def _grantable(visitor: web.Visitor, pending: PendingAuthorization) -> list[Scop
     return [scope for scope in Scope if scope in permitted and (not asked or scope in asked)]
 
 
-async def _page(request: Request, visitor: web.Visitor, session: web.Session, sealed: str,
+async def _page(request: Request, visitor: web.Visitor, session: AsyncSession, sealed: str,
                 pending: PendingAuthorization, client: OAuthClientInformationFull, *, chosen: list[str],
                 error: str | None = None, status_code: int = 200) -> HTMLResponse:
     redirect_to = urlsplit(str(pending.params.redirect_uri))
@@ -57,7 +59,7 @@ async def _page(request: Request, visitor: web.Visitor, session: web.Session, se
 
 
 @router.get(CONSENT_PATH, response_class=HTMLResponse)
-async def consent_page(request: Request, visitor: web.SignedIn, session: web.Session) -> HTMLResponse:
+async def consent_page(request: Request, visitor: web.SignedIn, session: ReadSession) -> HTMLResponse:
     # Read by hand: a parameter named "request" would clash with the Request argument.
     sealed = request.query_params.get("request", "")
     pending, client = await _pending(session, sealed)
@@ -67,7 +69,7 @@ async def consent_page(request: Request, visitor: web.SignedIn, session: web.Ses
 
 @router.post(CONSENT_PATH, response_class=HTMLResponse)
 async def consent(request: Request, visitor: web.SignedIn, form: web.CheckedForm,
-                  session: web.Session) -> HTMLResponse | RedirectResponse:
+                  session: WriteSession) -> HTMLResponse | RedirectResponse:
     sealed = web.field(form, "request")
     pending, client = await _pending(session, sealed)
     redirect_uri, state = str(pending.params.redirect_uri), pending.params.state

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts import service as accounts
 from bountyboard.accounts.schemas import ApiKeyCreated
@@ -15,6 +16,7 @@ from bountyboard.contract.scopes import RECOMMENDED_WORKER_SCOPES, Scope
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger import service as ledger
 from bountyboard.site import web
+from bountyboard.storage.session import ReadSession, WriteSession
 
 router = web.page_router()
 
@@ -36,7 +38,7 @@ SCOPE_HELP = {
 }
 
 
-async def _profile(request: Request, visitor: web.Visitor, session: web.Session, *, status_code: int = 200,
+async def _profile(request: Request, visitor: web.Visitor, session: AsyncSession, *, status_code: int = 200,
                    created: ApiKeyCreated | None = None, error: str | None = None,
                    chosen: list[str] | None = None) -> HTMLResponse:
     user = visitor.actor.user
@@ -53,7 +55,7 @@ async def _profile(request: Request, visitor: web.Visitor, session: web.Session,
 
 
 @router.get("/profile/", response_class=HTMLResponse)
-async def profile_page(request: Request, visitor: web.SignedIn, session: web.Session) -> HTMLResponse:
+async def profile_page(request: Request, visitor: web.SignedIn, session: ReadSession) -> HTMLResponse:
     return await _profile(request, visitor, session)
 
 
@@ -64,7 +66,7 @@ async def profile_slash() -> RedirectResponse:
 
 @router.post("/profile/", response_class=HTMLResponse)
 async def create_key(request: Request, visitor: web.SignedIn, form: web.CheckedForm,
-                     session: web.Session) -> HTMLResponse:
+                     session: WriteSession) -> HTMLResponse:
     chosen = [value for value in form.getlist("scopes") if isinstance(value, str)]
     try:
         kind = KeyKind(web.field(form, "kind", "bot"))
@@ -90,7 +92,7 @@ async def create_key(request: Request, visitor: web.SignedIn, form: web.CheckedF
 
 @router.post("/profile/keys/{key_id}/revoke", response_class=HTMLResponse)
 async def revoke_key(request: Request, key_id: str, visitor: web.SignedIn, form: web.CheckedForm,
-                     session: web.Session) -> HTMLResponse | RedirectResponse:
+                     session: WriteSession) -> HTMLResponse | RedirectResponse:
     key = await accounts.revoke_key(session, visitor.actor.user_id, key_id)
     if web.is_htmx(request):
         bots = {bot.id: bot for bot in await accounts.list_bots(session, visitor.actor.user_id)}

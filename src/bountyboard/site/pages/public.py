@@ -13,7 +13,8 @@ from bountyboard.market import service as market
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.pagination import PageParams
-from bountyboard.site.web import CurrentVisitor, PageRoute, Session, Visitor, render
+from bountyboard.site.web import CurrentVisitor, PageRoute, Visitor, render
+from bountyboard.storage.session import ReadSession
 
 router = APIRouter(route_class=PageRoute, include_in_schema=False)
 
@@ -34,7 +35,7 @@ def choice(value: str, allowed: list[str]) -> str:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def board(request: Request, visitor: CurrentVisitor, session: Session, module: str = "",
+async def board(request: Request, visitor: CurrentVisitor, session: ReadSession, module: str = "",
                 status: str = "published", page: int = 1) -> HTMLResponse:
     module, status = choice(module, MODULES), choice(status, BOARD_STATUSES) or "published"
     params = paging(page)
@@ -44,7 +45,7 @@ async def board(request: Request, visitor: CurrentVisitor, session: Session, mod
 
 
 @router.get("/tasks/{task_id}", response_class=HTMLResponse)
-async def task_page(request: Request, task_id: str, visitor: CurrentVisitor, session: Session,
+async def task_page(request: Request, task_id: str, visitor: CurrentVisitor, session: ReadSession,
                     page: int = 1) -> HTMLResponse:
     return await show_task(request, visitor, session, task_id, page=page)
 
@@ -63,6 +64,6 @@ async def show_task(request: Request, visitor: Visitor, session: AsyncSession, t
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
-async def leaderboard(request: Request, visitor: CurrentVisitor, session: Session) -> HTMLResponse:
+async def leaderboard(request: Request, visitor: CurrentVisitor, session: ReadSession) -> HTMLResponse:
     board = await market.leaderboard(session, limit=50)
     return render(request, visitor, "leaderboard.html", section="leaderboard", board=board)

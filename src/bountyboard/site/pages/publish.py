@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
 from bountyboard.errors import ErrorCode, Problem
@@ -20,6 +21,8 @@ from bountyboard.market.modules import MODULE_TEXTS
 from bountyboard.market.schemas import TaskCreate
 from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, paging, show_task
+from bountyboard.storage.session import ReadSession, WriteSession
+from bountyboard.storage.unit_of_work import refused
 
 router = web.page_router()
 
@@ -77,7 +80,7 @@ def _validation_message(error: ValidationError) -> str:
     return "The task is not valid: " + "; ".join(parts)
 
 
-async def _page(request: Request, visitor: web.Visitor, session: web.Session, *, module: str, page: int = 1,
+async def _page(request: Request, visitor: web.Visitor, session: AsyncSession, *, module: str, page: int = 1,
                 status_code: int = 200, error: str | None = None, form: dict[str, str] | None = None) -> HTMLResponse:
     user = visitor.actor.user
     tasks = await market.list_publisher_tasks(session, user, None, None, paging(page))
@@ -88,7 +91,7 @@ async def _page(request: Request, visitor: web.Visitor, session: web.Session, *,
 
 
 @router.get("/publish/", response_class=HTMLResponse)
-async def publish_page(request: Request, visitor: web.PublisherPage, session: web.Session, module: str = "exchange",
+async def publish_page(request: Request, visitor: web.PublisherPage, session: ReadSession, module: str = "exchange",
                        page: int = 1) -> HTMLResponse:
     return await _page(request, visitor, session, module=module if module in MODULES else "exchange", page=page)
 
@@ -102,7 +105,7 @@ async def module_fields(request: Request, visitor: web.CurrentVisitor, module: s
 
 @router.post("/publish/", response_class=HTMLResponse)
 async def create_task(request: Request, visitor: web.PublisherPost, form: web.CheckedForm,
-                      session: web.Session) -> HTMLResponse | RedirectResponse:
+                      session: WriteSession) -> HTMLResponse | RedirectResponse:
     values = {key: value for key, value in form.items() if isinstance(value, str) and key != "csrf_token"}
     module = values.get("module", "") if values.get("module") in MODULES else "exchange"
     try:
@@ -116,10 +119,11 @@ async def create_task(request: Request, visitor: web.PublisherPost, form: web.Ch
                            error=web.problem_message(problem), form=values)
     if values.get("publish_now"):
         try:
-            await task_flows.publish_task(session, visitor.actor.user, task.id)
+            # The draft is kept (the unit of work commits it), what publishing wrote is rolled back.
+            async with session.begin_nested():
+                await task_flows.publish_task(session, visitor.actor.user, task.id)
         except Problem as problem:
-            # The draft is kept; its page says why it is not published yet (e.g. the balance is short).
-            await session.rollback()
+            # Its page says why it is not published yet (e.g. the balance is short).
             return await show_task(request, visitor, session, task.id, status_code=problem.status,
                                    error=f"Saved as a draft, not published: {web.problem_message(problem)}")
     return web.redirect(f"/tasks/{task.id}")
@@ -130,13 +134,13 @@ ACTIONS = {"publish": task_flows.publish_task, "cancel": task_flows.cancel_task,
 
 @router.post("/publish/tasks/{task_id}/{action}", response_class=HTMLResponse)
 async def task_action(request: Request, task_id: str, action: str, visitor: web.PublisherPost, form: web.CheckedForm,
-                      session: web.Session) -> HTMLResponse | RedirectResponse:
+                      session: WriteSession) -> HTMLResponse | RedirectResponse:
     if action not in ACTIONS:
         raise Problem(404, ErrorCode.NOT_FOUND, f"No action {action!r} on tasks.")
     try:
         await ACTIONS[action](session, visitor.actor.user, task_id)
     except Problem as problem:
-        await session.rollback()
+        await refused(session, problem)
         return await show_task(request, visitor, session, task_id, status_code=problem.status,
                                error=web.problem_message(problem))
     return web.redirect(f"/tasks/{task_id}")

@@ -9,6 +9,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import ValidationError
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
 from bountyboard.errors import ErrorCode, Problem
@@ -21,6 +22,8 @@ from bountyboard.market.schemas import AppealResolve, ReviewDecision
 from bountyboard.reputation import service as reputation
 from bountyboard.site import web
 from bountyboard.site.pages.public import MODULES, choice, paging
+from bountyboard.storage.session import ReadSession, WriteSession
+from bountyboard.storage.unit_of_work import refused
 
 router = web.page_router()
 QUEUE_PAGE_SIZE = 10
@@ -38,7 +41,7 @@ def _score(form: FormData) -> float | None:
         raise Problem(422, ErrorCode.INVALID_SCORE, "The score is a number.") from exc
 
 
-async def _queue(request: Request, visitor: web.Visitor, session: web.Session, *, module: str = "", page: int = 1,
+async def _queue(request: Request, visitor: web.Visitor, session: AsyncSession, *, module: str = "", page: int = 1,
                  status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
     queue = await market.review_queue(session, visitor.actor.user, Module(module) if module else None,
                                       paging(page, QUEUE_PAGE_SIZE))
@@ -51,7 +54,7 @@ async def _queue(request: Request, visitor: web.Visitor, session: web.Session, *
 
 
 @router.get("/review/", response_class=HTMLResponse)
-async def review_page(request: Request, visitor: web.ReviewerPage, session: web.Session, module: str = "",
+async def review_page(request: Request, visitor: web.ReviewerPage, session: ReadSession, module: str = "",
                       page: int = 1, done: str = "") -> HTMLResponse:
     return await _queue(request, visitor, session, module=choice(module, MODULES), page=page,
                         notice=NOTICES.get(done))
@@ -59,7 +62,7 @@ async def review_page(request: Request, visitor: web.ReviewerPage, session: web.
 
 @router.post("/review/claims/{claim_id}", response_class=HTMLResponse)
 async def review(request: Request, claim_id: str, visitor: web.ReviewerPost, form: web.CheckedForm,
-                 session: web.Session) -> HTMLResponse | RedirectResponse:
+                 session: WriteSession) -> HTMLResponse | RedirectResponse:
     decision = web.field(form, "decision")
 
     async def decide() -> None:
@@ -76,7 +79,7 @@ async def review(request: Request, claim_id: str, visitor: web.ReviewerPost, for
                           partial(_queue, request, visitor, session), f"/review/?done={decision}")
 
 
-async def _decided(session: web.Session, subject_id: str, decision: Awaitable[None],
+async def _decided(session: AsyncSession, subject_id: str, decision: Awaitable[None],
                    unreadable: tuple[type[Exception], ...], unreadable_message: str,
                    page: Callable[..., Awaitable[HTMLResponse]], done_url: str) -> HTMLResponse | RedirectResponse:
     """Carry out a reviewer's decision, then go to ``done_url``; a form that cannot be read, or a
@@ -86,20 +89,21 @@ async def _decided(session: web.Session, subject_id: str, decision: Awaitable[No
     except unreadable:
         return await page(status_code=422, error=unreadable_message)
     except Problem as problem:
-        await session.rollback()
+        await refused(session, problem)
         return await page(status_code=problem.status, error=f"{subject_id}: {web.problem_message(problem)}")
     return web.redirect(done_url)
 
 
 @router.get("/appeals/", response_class=HTMLResponse)
-async def appeals_page(request: Request, visitor: web.ReviewerPage, session: web.Session, status: str = "open",
+async def appeals_page(request: Request, visitor: web.ReviewerPage, session: ReadSession, status: str = "open",
                        page: int = 1, done: str = "") -> HTMLResponse:
     return await _appeals(request, visitor, session, status=choice(status, ["open", "resolved"]) or "open",
                           page=page, notice=NOTICES.get(done))
 
 
-async def _appeals(request: Request, visitor: web.Visitor, session: web.Session, *, status: str = "open", page: int = 1,
-                   status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
+async def _appeals(request: Request, visitor: web.Visitor, session: AsyncSession, *, status: str = "open",
+                   page: int = 1, status_code: int = 200, error: str | None = None,
+                   notice: str | None = None) -> HTMLResponse:
     appeals = await market.list_appeals(session, visitor.actor.user, status, paging(page, QUEUE_PAGE_SIZE))
     claim_rows = (await session.execute(
         select(Claim).where(Claim.id.in_([appeal.claim_id for appeal in appeals.data]))
@@ -115,7 +119,7 @@ async def _appeals(request: Request, visitor: web.Visitor, session: web.Session,
 
 @router.post("/appeals/{appeal_id}", response_class=HTMLResponse)
 async def resolve(request: Request, appeal_id: str, visitor: web.ReviewerPost, form: web.CheckedForm,
-                  session: web.Session) -> HTMLResponse | RedirectResponse:
+                  session: WriteSession) -> HTMLResponse | RedirectResponse:
     outcome = web.field(form, "outcome")
 
     async def decide() -> None:

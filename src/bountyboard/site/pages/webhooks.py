@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts import service as accounts
 from bountyboard.errors import ErrorCode, Problem
@@ -13,6 +14,7 @@ from bountyboard.events.models import WebhookEndpoint
 from bountyboard.events.service import Owner
 from bountyboard.site import web
 from bountyboard.site.charts import TIMELINE_HEIGHT, TIMELINE_WIDTH, delivery_timeline
+from bountyboard.storage.session import ReadSession, WriteSession
 
 router = web.page_router()
 HISTORY_LENGTH = 50
@@ -20,7 +22,7 @@ HISTORY_LENGTH = 50
 def _operator(visitor: web.Visitor) -> Owner:
     return Owner(operator_id=visitor.actor.user_id)
 
-async def _list(request: Request, visitor: web.Visitor, session: web.Session, *, status_code: int = 200,
+async def _list(request: Request, visitor: web.Visitor, session: AsyncSession, *, status_code: int = 200,
                 error: str | None = None, created: WebhookEndpoint | None = None,
                 form: dict[str, object] | None = None) -> HTMLResponse:
     endpoints = await webhooks.list_endpoints(session, _operator(visitor))
@@ -30,12 +32,12 @@ async def _list(request: Request, visitor: web.Visitor, session: web.Session, *,
                       form=form or {"events": list(OPERATOR_KINDS)})
 
 @router.get("/webhooks/", response_class=HTMLResponse)
-async def webhooks_page(request: Request, visitor: web.SignedIn, session: web.Session) -> HTMLResponse:
+async def webhooks_page(request: Request, visitor: web.SignedIn, session: ReadSession) -> HTMLResponse:
     return await _list(request, visitor, session)
 
 @router.post("/webhooks/", response_class=HTMLResponse)
 async def create_webhook(request: Request, visitor: web.SignedIn, form: web.CheckedForm,
-                         session: web.Session) -> HTMLResponse:
+                         session: WriteSession) -> HTMLResponse:
     events = [value for value in form.getlist("events") if isinstance(value, str)]
     values: dict[str, object] = {"url": web.field(form, "url"), "description": web.field(form, "description"),
                                  "owner": web.field(form, "owner"), "events": events}
@@ -61,7 +63,7 @@ NOTICES = {
 }
 
 
-async def _detail(request: Request, visitor: web.Visitor, session: web.Session, endpoint_id: str, *,
+async def _detail(request: Request, visitor: web.Visitor, session: AsyncSession, endpoint_id: str, *,
                   secret: str | None = None, notice: str | None = None) -> HTMLResponse:
     owner = _operator(visitor)
     endpoint = await webhooks.get_endpoint(session, owner, endpoint_id)
@@ -72,13 +74,13 @@ async def _detail(request: Request, visitor: web.Visitor, session: web.Session, 
                       secret=secret, notice=notice, history_url=f"/webhooks/{endpoint.id}")
 
 @router.get("/webhooks/{endpoint_id}", response_class=HTMLResponse)
-async def webhook_page(request: Request, endpoint_id: str, visitor: web.SignedIn, session: web.Session,
+async def webhook_page(request: Request, endpoint_id: str, visitor: web.SignedIn, session: ReadSession,
                        done: str = "") -> HTMLResponse:
     return await _detail(request, visitor, session, endpoint_id, notice=NOTICES.get(done))
 
 @router.post("/webhooks/{endpoint_id}/rotate", response_class=HTMLResponse)
 async def rotate(request: Request, endpoint_id: str, visitor: web.SignedIn, form: web.CheckedForm,
-                 session: web.Session) -> HTMLResponse:
+                 session: WriteSession) -> HTMLResponse:
     endpoint = await webhooks.rotate_secret(session, _operator(visitor), endpoint_id)
     response = await _detail(request, visitor, session, endpoint_id, secret=endpoint.secret,
                              notice="New secret made. The previous one keeps signing for 24 hours.")
@@ -87,19 +89,19 @@ async def rotate(request: Request, endpoint_id: str, visitor: web.SignedIn, form
 
 @router.post("/webhooks/{endpoint_id}/test", response_class=HTMLResponse)
 async def send_test(request: Request, endpoint_id: str, visitor: web.SignedIn, form: web.CheckedForm,
-                    session: web.Session) -> HTMLResponse:
+                    session: WriteSession) -> HTMLResponse:
     event = await webhooks.send_test_event(session, _operator(visitor), endpoint_id)
     return await _detail(request, visitor, session, endpoint_id,
                          notice=f"Test event {event.id} queued; its attempt appears below within seconds.")
 
 @router.post("/webhooks/{endpoint_id}/deliveries/{delivery_id}/redeliver", response_class=HTMLResponse)
 async def redeliver(request: Request, endpoint_id: str, delivery_id: str, visitor: web.SignedIn, form: web.CheckedForm,
-                    session: web.Session) -> HTMLResponse:
+                    session: WriteSession) -> HTMLResponse:
     _message, event_id = await webhooks.redeliver(session, _operator(visitor), endpoint_id, delivery_id)
     return await _detail(request, visitor, session, endpoint_id, notice=f"Event {event_id} queued again.")
 
 @router.post("/webhooks/{endpoint_id}/delete")
 async def delete(endpoint_id: str, visitor: web.SignedIn, form: web.CheckedForm,
-                 session: web.Session) -> RedirectResponse:
+                 session: WriteSession) -> RedirectResponse:
     await webhooks.delete_endpoint(session, _operator(visitor), endpoint_id)
     return web.redirect("/webhooks/")

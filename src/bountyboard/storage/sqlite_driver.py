@@ -7,7 +7,7 @@ of this service reads or writes a page cache, and in WAL mode a read never waits
 driver here is ``sqlite3`` itself behind the awaitable surface SQLAlchemy's aiosqlite dialect expects.
 
 The one wait is the write lock. Within this process writers take turns on an asyncio lock before
-``BEGIN IMMEDIATE`` (``db._WriterQueue``); a writer of another process (a worker, the CLI, a second
+``BEGIN IMMEDIATE`` (``_WriterQueue`` below); a writer of another process (a worker, the CLI, a second
 replica) can still hold it. SQLite's own busy handler would sleep inside the call and stall the loop,
 so these connections have no busy timeout: a statement refused with ``SQLITE_BUSY`` (it did nothing)
 is tried again after an ``asyncio.sleep``, for up to ``_PATIENCE`` seconds.
@@ -20,12 +20,16 @@ service's statements are index reads and single-row writes; the long ones (a sit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
+from sqlalchemy import event
 from sqlalchemy.dialects.sqlite.aiosqlite import AsyncAdapt_aiosqlite_connection, AsyncAdapt_aiosqlite_dbapi
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import await_
 
 _PATIENCE = 30.0  # seconds a statement waits for another process's write lock, as busy_timeout did
@@ -176,3 +180,76 @@ class InlineDBAPI(AsyncAdapt_aiosqlite_dbapi):
 
     def connect(self, *args: Any, **kwargs: Any) -> _InlineAdaptedConnection:
         return _InlineAdaptedConnection(self, await_(_connect(*args, **kwargs)))  # type: ignore[arg-type]
+
+
+# Execution option of the engine that request sessions use: SQLAlchemy's "begin" emits no BEGIN, so each
+# statement reads the latest committed state by itself (as PostgreSQL's READ COMMITTED autocommit does)
+# and never takes the write lock. A request's write transaction is begun explicitly
+# (``unit_of_work.transaction``, with ``begin_immediate``).
+NO_BEGIN = "bountyboard_no_begin"
+
+
+def configure_sqlite(engine: AsyncEngine) -> None:
+    """Every connection in WAL mode with foreign keys; a transaction of the plain engine (background
+    jobs, the CLI) begins with ``BEGIN IMMEDIATE``; a writer's turn ends with its transaction."""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, decide when transactions begin.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        if not connection.get_execution_options().get(NO_BEGIN, False):
+            begin_immediate(connection)
+
+    @event.listens_for(engine.sync_engine, "commit")
+    @event.listens_for(engine.sync_engine, "rollback")
+    def _on_end(connection: Any) -> None:
+        _writers.release(connection.info)
+
+    @event.listens_for(engine.sync_engine.pool, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        _writers.release(record.info)  # should a transaction end unseen, its turn ends with its connection
+
+
+class _WriterQueue:
+    """This process's SQLite writers take turns here, first come first served, before ``BEGIN IMMEDIATE``.
+
+    Left to SQLite, waiting writers poll the lock with sleeps that grow to 100 ms, so under load the
+    lock sits free while they sleep; here a writer starts the moment the previous one ends. Writers in
+    other processes (a worker, the CLI) are waited for by ``_patiently``. A writer that waits here longer
+    than that patience goes on to the driver's own wait, so this never fails what did not fail.
+    """
+
+    _HELD = "bountyboard_writer_turn"
+    _PATIENCE = 30.0
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    def acquire(self, info: dict[str, Any]) -> None:
+        """Wait for this process's turn (from SQLAlchemy's synchronous code, inside its greenlet)."""
+        lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+        with contextlib.suppress(TimeoutError):
+            await_(asyncio.wait_for(lock.acquire(), self._PATIENCE))
+            info[self._HELD] = lock
+
+    def release(self, info: dict[str, Any]) -> None:
+        lock = info.pop(self._HELD, None)
+        if lock is not None:
+            lock.release()
+
+
+_writers = _WriterQueue()
+
+
+def begin_immediate(connection: Any) -> None:
+    """Take this process's writer turn, then SQLite's write lock (a synchronous ``Connection``)."""
+    _writers.acquire(connection.info)
+    connection.exec_driver_sql("BEGIN IMMEDIATE")

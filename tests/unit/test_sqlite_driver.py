@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from bountyboard import sqlite_inline
-from bountyboard.sqlite_inline import InlineDBAPI
+from bountyboard.storage import sqlite_driver
+from bountyboard.storage.sqlite_driver import InlineDBAPI
 
 
 def _locked_database(path: Path) -> sqlite3.Connection:
@@ -70,7 +70,7 @@ def test_a_writer_waits_for_another_connection_without_holding_the_loop(tmp_path
 def test_a_writer_gives_up_after_its_patience(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "inline.db"
     other = _locked_database(path)
-    monkeypatch.setattr(sqlite_inline, "_PATIENCE", 0.2)
+    monkeypatch.setattr(sqlite_driver, "_PATIENCE", 0.2)
 
     async def scenario() -> None:
         engine = _engine(path)

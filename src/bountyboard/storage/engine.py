@@ -1,0 +1,93 @@
+"""The engine of one process and its session factories.
+
+SQLite (the embedded default, in WAL mode) and PostgreSQL run the same models and the same Alembic
+history. Two views of one connection pool:
+
+- ``reader``: what request sessions are made from. It begins no transaction (SQLite: no ``BEGIN``;
+  PostgreSQL: autocommit), so a request that only reads never takes SQLite's write lock and pays no
+  ``BEGIN``/``COMMIT`` round trips. A request that writes begins its transaction explicitly
+  (``unit_of_work.transaction``).
+- the engine itself: what background jobs and the CLI use (``sessionmaker``); its transactions begin
+  with the first statement, on SQLite with ``BEGIN IMMEDIATE``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+from bountyboard.config import Settings, get_settings
+from bountyboard.storage.migrations import private_sqlite_files, sqlite_path
+from bountyboard.storage.sqlite_driver import NO_BEGIN, InlineDBAPI, configure_sqlite
+from bountyboard.storage.stamps import PostgresStamps, SQLiteStamps, Stamps
+from bountyboard.storage.unit_of_work import UnitOfWorkSession
+
+# Connections kept open: above this many requests at once, each extra connection is opened and closed
+# per request (a new thread on SQLite, a new server process on PostgreSQL), so it must not be small.
+# Connections open lazily: a quiet process holds only the few it has needed.
+_POOL_SIZE = 20
+
+
+def build_engine(settings: Settings) -> AsyncEngine:
+    url = settings.effective_database_url
+    if url.startswith("sqlite"):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        private_sqlite_files(url)
+        engine = create_async_engine(url, module=InlineDBAPI(), pool_size=_POOL_SIZE, max_overflow=_POOL_SIZE)
+        configure_sqlite(engine)
+        return engine
+    # No ping per checkout: a connection the server dropped fails its statement, SQLAlchemy then
+    # discards every pooled connection as old as it, and connections are renewed every half hour.
+    return create_async_engine(url, pool_size=_POOL_SIZE, max_overflow=10, pool_recycle=1800)
+
+
+class Database:
+    """Engine and session factories of one process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.engine = build_engine(settings)
+        self._stamps: SQLiteStamps | PostgresStamps = (
+            SQLiteStamps(sqlite_path(settings.effective_database_url)) if self.engine.dialect.name == "sqlite"
+            else PostgresStamps(self.engine.dialect.create_connect_args(self.engine.url)[1]))
+        # Background jobs and the CLI: a transaction from the first statement, committed by the job.
+        self.sessionmaker = async_sessionmaker(self.engine, class_=UnitOfWorkSession, expire_on_commit=False)
+        options: dict[str, Any] = {NO_BEGIN: True}
+        if self.engine.dialect.name == "postgresql":
+            options["isolation_level"] = "AUTOCOMMIT"
+        self.reader = self.engine.execution_options(**options)
+        # Requests: no transaction until ``unit_of_work.transaction`` begins one.
+        self.request_sessionmaker = async_sessionmaker(self.reader, class_=UnitOfWorkSession, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    async def dispose(self) -> None:
+        await self._stamps.close()
+        await self.engine.dispose()
+
+    async def stamps(self) -> Stamps:
+        """Names for the committed state of the database and of its accounts (``stamps``, ``statecache``)."""
+        return await self._stamps.read()
+
+    def sqlite_data_version(self) -> int | None:
+        """SQLite's ``data_version`` as the stamps read it (``stamps.SQLiteStamps``); None on PostgreSQL or
+        for an in-memory database."""
+        return self._stamps.data_version() if isinstance(self._stamps, SQLiteStamps) else None
+
+
+_database: Database | None = None
+
+
+def get_database() -> Database:
+    global _database
+    if _database is None:
+        _database = Database(get_settings())
+    return _database
+
+
+def set_database(database: Database | None) -> None:
+    global _database
+    _database = database

@@ -1,0 +1,110 @@
+"""A route's session: ``ReadSession`` for a route that only reads, ``WriteSession`` for one that writes.
+
+A request has one session (``request_session``), opened on first use and closed by
+``RequestSessionMiddleware`` once the answer is sent. It begins no transaction by itself
+(``engine.Database.reader``): the key check and a reading route's statements each read the latest
+committed state, and never take SQLite's write lock. ``WriteSession`` is the same session inside one unit
+of work (``unit_of_work.transaction``): begun when FastAPI resolves it, committed when the route's answer
+is ready, before it is sent. FastAPI resolves a route's dependencies in the order of its parameters, so a
+writing route lists its ``WriteSession`` after the caller's dependency (tests/unit/test_sessions.py checks
+every route).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.types import Receive, Scope, Send
+
+from bountyboard.asgi import HTTPMiddleware
+from bountyboard.errors import Problem
+from bountyboard.storage.engine import get_database
+from bountyboard.storage.stamps import Stamps
+from bountyboard.storage.unit_of_work import UnitOfWorkSession, refused, transaction
+
+# Where a request's session lives from its first use to the end of the answer: the ASGI scope, which
+# every ``Request`` object made for the request shares.
+_SCOPE_SESSION = "bountyboard.session"
+
+
+def request_session(request: Request) -> UnitOfWorkSession:
+    """The request's one session; no transaction until a ``WriteSession`` begins one."""
+    session: UnitOfWorkSession | None = request.scope.get(_SCOPE_SESSION)
+    if session is None:
+        session = request.scope[_SCOPE_SESSION] = get_database().request_sessionmaker()
+    return session
+
+
+async def read_session(request: Request) -> AsyncSession:
+    """FastAPI dependency of a reading route. A coroutine rather than a generator: FastAPI's cost per
+    request grows with every exit it must run; :class:`RequestSessionMiddleware` closes the session."""
+    return request_session(request)
+
+
+async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """FastAPI dependency of a writing route: the request's unit of work, committed before the answer."""
+    async with transaction(request_session(request)) as session:
+        yield session
+
+
+ReadSession = Annotated[AsyncSession, Depends(read_session)]
+"""A reading route's session: no transaction, never the write lock."""
+WriteSession = Annotated[AsyncSession, Depends(write_session, scope="function")]
+"""A writing route's session: one transaction, begun when resolved (list it after the caller) and
+committed once the answer is built, before it is sent."""
+
+StagedSession = Annotated[AsyncSession, Depends(read_session)]
+"""The session of a route whose flow runs several units of work itself, each a ``unit_of_work.transaction``
+block (an upload: the bytes move between them, outside any transaction)."""
+
+
+async def answered_refusal(request: Request, problem: Problem | None) -> None:
+    """A route class that turns a refusal into its own answer (``site.web.PageRoute``) ends the request's
+    unit of work here first (``unit_of_work.refused``), since the exception never reaches ``write_session``."""
+    session: UnitOfWorkSession | None = request.scope.get(_SCOPE_SESSION)
+    if session is not None and session.writing:
+        await refused(session, problem)
+
+
+class RequestSessionMiddleware(HTTPMiddleware):
+    """Closes the request's session, if it opened one, after the answer."""
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            session: UnitOfWorkSession | None = scope.pop(_SCOPE_SESSION, None)
+            if session is not None:
+                await session.close()
+
+
+async def _request_stamps(session: AsyncSession) -> Stamps | None:
+    """The stamps (``stamps``) of a request session, read once, before its first statement."""
+    if not isinstance(session, UnitOfWorkSession) or session.bind is not get_database().reader:
+        return None  # a background job's session: no request, no stamps
+    if session.stamps is None:
+        if session.in_transaction():  # too late: what the request read since may be newer than a stamp now
+            return None
+        session.stamps = await get_database().stamps()
+    return session.stamps
+
+
+async def state_stamp(session: AsyncSession) -> str | None:
+    """The database's state when the request began (``statecache``); None while the request writes, as
+    what it computes may show its own uncommitted writes."""
+    if isinstance(session, UnitOfWorkSession) and session.writing:
+        return None
+    stamps = await _request_stamps(session)
+    return stamps.state if stamps else None
+
+
+async def accounts_stamp(session: AsyncSession) -> str | None:
+    """The accounts version when the request began, for what users, bots and keys alone decide (the key
+    check, before the request's transaction); None once the request writes."""
+    if isinstance(session, UnitOfWorkSession) and session.writing:
+        return None
+    stamps = await _request_stamps(session)
+    return stamps.accounts if stamps else None

@@ -1,0 +1,131 @@
+"""The transaction policy, in one place: where a unit of work begins and where it commits.
+
+A request that writes is one unit of work. It begins at the edge, in the route's ``WriteSession``
+dependency (``session.write_session``), once the caller is known (the key check reads before it, so
+neither the check nor the body's parsing holds SQLite's write lock), and it commits there, once the
+route's answer is ready and before it is sent. Flows (the services) only flush. Whatever the transaction
+asked to run after it commits (``after_commit``: the webhook doorbell) runs after that commit.
+
+- Begin (``begin``): on SQLite ``BEGIN IMMEDIATE`` after this process's writer turn
+  (``sqlite_driver.begin_immediate``): a read-then-write never fails half-way on a lock; on PostgreSQL
+  READ COMMITTED, the locking reads (``SELECT ... FOR UPDATE``) giving the same guarantees.
+- Commit: at the end of ``transaction``. A refusal raised as ``Problem(...).keeping_writes()`` commits
+  what the flow wrote before the problem is answered (a claim found lapsed is kept expired); any other
+  exception rolls everything back.
+- Reads: a request session begins no transaction (``engine.Database.reader``); a GET never writes
+  (tests/unit/test_get_writes_nothing.py).
+
+Background jobs and the CLI use ``Database.sessionmaker`` (a transaction from the first statement) and
+commit themselves: each job is its own edge. An upload (``files.service``) runs several units of work in
+one request, each a ``transaction`` block: the bytes move between them, outside any transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bountyboard.errors import Problem
+from bountyboard.storage.sqlite_driver import begin_immediate
+from bountyboard.storage.stamps import Stamps
+
+
+class UnitOfWorkSession(AsyncSession):
+    """The sessions of this service: an ``AsyncSession`` that runs callbacks after its commit.
+
+    ``writing`` says whether ``begin`` opened a write transaction that has not ended yet; ``stamps`` keeps
+    a request's stamps (``session.request_stamps``), read once per request.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.writing = False
+        self.stamps: Stamps | None = None
+        self._after_commit: list[Callable[[], None]] = []
+
+    def after_commit(self, callback: Callable[[], None]) -> bool:
+        """Run ``callback`` once this transaction commits (forgotten if it rolls back); False if it was
+        already asked for."""
+        if callback in self._after_commit:
+            return False
+        self._after_commit.append(callback)
+        return True
+
+    async def commit(self) -> None:
+        callbacks, self._after_commit = self._after_commit, []
+        try:
+            await super().commit()
+        finally:
+            self.writing = False
+        for callback in callbacks:
+            callback()
+
+    async def rollback(self) -> None:
+        self._after_commit, self.writing = [], False
+        await super().rollback()
+
+    async def close(self) -> None:
+        self._after_commit, self.writing = [], False
+        await super().close()
+
+
+def after_commit(session: AsyncSession, callback: Callable[[], None]) -> bool:
+    """``UnitOfWorkSession.after_commit`` for a session typed as any ``AsyncSession``."""
+    assert isinstance(session, UnitOfWorkSession), "sessions come from storage.engine.Database"
+    return session.after_commit(callback)
+
+
+def _begin(connection: Connection) -> None:
+    if connection.dialect.name == "sqlite":
+        begin_immediate(connection)
+    else:
+        # asyncpg's adapter, out of autocommit, begins a transaction with the next statement and ends it
+        # with the session's commit or rollback; the pool restores autocommit at checkin.
+        connection.connection.dbapi_connection.isolation_level = "read_committed"  # type: ignore[union-attr]
+
+
+async def begin(session: AsyncSession) -> None:
+    """Begin a write transaction in a request session (one of ``Database.reader``), now."""
+    assert isinstance(session, UnitOfWorkSession) and not session.writing, "a request session, not writing yet"
+    await (await session.connection()).run_sync(_begin)
+    session.writing = True
+
+
+@contextlib.asynccontextmanager
+async def transaction(session: AsyncSession) -> AsyncIterator[AsyncSession]:
+    """One unit of work of a request session: begun here, committed here (see the module's text)."""
+    await begin(session)
+    try:
+        yield session
+    except Problem as problem:
+        if problem.keep_writes:
+            await _commit(session)
+        else:
+            await session.rollback()
+        raise
+    except BaseException:
+        await session.rollback()
+        raise
+    await _commit(session)
+
+
+async def refused(session: AsyncSession, problem: Problem | None) -> None:
+    """End a unit of work whose refusal the edge answers itself (a site page re-rendering its form): commit
+    what a ``keeping_writes`` problem keeps, roll back anything else. The unit of work's own exit then
+    finds nothing to commit."""
+    if problem is not None and problem.keep_writes:
+        await _commit(session)
+    else:
+        await session.rollback()
+
+
+async def _commit(session: AsyncSession) -> None:
+    try:
+        await session.commit()
+    except BaseException:
+        await session.rollback()
+        raise

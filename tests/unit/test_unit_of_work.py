@@ -1,0 +1,91 @@
+"""The unit of work (storage.unit_of_work): what it commits, what it rolls back, when its callbacks run,
+and that a request session begins no transaction until it writes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+
+from bountyboard.clock import now
+from bountyboard.error_codes import ErrorCode
+from bountyboard.errors import Problem
+from bountyboard.idempotency import IdempotencyRecord
+from bountyboard.storage.engine import get_database
+from bountyboard.storage.unit_of_work import after_commit, transaction
+from tests.support.api import Admin
+
+
+@contextlib.contextmanager
+def recorded() -> Iterator[list[str]]:
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    engine = get_database().engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def _record(key: str) -> IdempotencyRecord:
+    current = now()
+    return IdempotencyRecord(scope_hash=key, fingerprint="f", locked_until=current, expires_at=current + timedelta(1))
+
+
+async def _stored(key: str) -> bool:
+    async with get_database().request_sessionmaker() as session:
+        return await session.get(IdempotencyRecord, key) is not None
+
+
+async def _unit(key: str, problem: Problem | None, rung: list[str]) -> None:
+    session = get_database().request_sessionmaker()
+    try:
+        async with transaction(session):
+            session.add(_record(key))
+            await session.flush()
+            after_commit(session, lambda: rung.append(key))
+            if problem is not None:
+                raise problem
+    finally:
+        await session.close()
+
+
+@pytest.mark.usefixtures("app_admin")
+@pytest.mark.parametrize(("keep", "stored"), [(None, True), (False, False), (True, True)])
+def test_commits_the_work_or_what_a_refusal_keeps(keep: bool | None, stored: bool, app_admin: Admin) -> None:
+    key = f"uow-{keep}"
+    rung: list[str] = []
+    problem = None if keep is None else Problem(409, ErrorCode.CONFLICT, "refused")
+    if problem is not None and keep:
+        problem = problem.keeping_writes()
+
+    async def run() -> bool:
+        with contextlib.suppress(Problem):
+            await _unit(key, problem, rung)
+        return await _stored(key)
+
+    assert asyncio.run(run()) is stored
+    assert rung == ([key] if stored else [])  # the callback runs after a commit, and only then
+
+
+def test_a_request_session_reads_without_a_transaction_and_writes_in_one(app_admin: Admin) -> None:
+    async def run() -> tuple[list[str], list[str]]:
+        with recorded() as reads:
+            async with get_database().request_sessionmaker() as session:
+                await session.execute(select(IdempotencyRecord.scope_hash).limit(1))
+        with recorded() as writes:
+            await _unit("uow-begin", None, [])
+        return reads, writes
+
+    reads, writes = asyncio.run(run())
+    assert not [s for s in reads if s.upper().startswith(("BEGIN", "COMMIT"))], reads
+    assert writes[0] == "BEGIN IMMEDIATE" and writes[-1].startswith("INSERT"), writes
