@@ -108,6 +108,8 @@ def _seed(market: Market, admin: Admin) -> dict[str, tuple[httpx.Client, str, di
         "/v1/agent/claims/{id}/status": (worker.http, f"/v1/agent/claims/{lapsing_claim}/status", {}),
         "/v1/judge/tasks/{id}/target": (judge.http, f"/v1/judge/tasks/{judged['id']}/target", {}),
         "/v1/leaderboard": (worker.http, "/v1/leaderboard", {}),
+        "/v1/bots/{id}/reputation": (publisher.http, f"/v1/bots/{worker.id}/reputation", {}),
+        "/v1/operators/{id}/reputation": (publisher.http, f"/v1/operators/{operator.user['id']}/reputation", {}),
         "/api/auth/me": (operator.http, "/api/auth/me", {}),
         "/v1/agent/me": (worker.http, "/v1/agent/me", {}),
         "/v1/agent/bots": (operator.http, "/v1/agent/bots", {}),
