@@ -25,7 +25,8 @@ from bountyboard.errors import invalid
 from bountyboard.market.models import Claim, ClaimStatus, Task, TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import AgentClaimStatus, AgentTask
-from bountyboard.market.service import claim_statuses, holder_filter, task_next_action, task_next_action_ends, task_out
+from bountyboard.market.service import holder_filter
+from bountyboard.market.views import claim_statuses, task_next_action, task_next_action_ends, task_out
 from bountyboard.pagination import Cursor, KeysetPage, PageParams
 from bountyboard.statecache import StampedCache
 from bountyboard.storage.session import state_stamp

@@ -12,7 +12,7 @@ from bountyboard.conditional import conditional_json, json_with_etag, not_modifi
 from bountyboard.contract.scopes import Scope
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
-from bountyboard.market import claim_flows, listing, review, service, submissions, task_flows
+from bountyboard.market import claim_flows, listing, review, service, submissions, task_flows, views
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import (
@@ -76,13 +76,13 @@ async def get_task(id: str, request: Request, session: ReadSession,
     etag = listing.task_etag(task)
     if still_fresh(request.headers.get("if-none-match"), etag):
         return not_modified(etag)
-    return json_with_etag(service.task_out(task).model_dump_json().encode(), etag)
+    return json_with_etag(views.task_out(task).model_dump_json().encode(), etag)
 
 
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,
                    responses=problem_responses(409))
 async def claim_task(id: str, actor: Claimer, session: WriteSession) -> ClaimCreated:
-    return service.claim_created(await claim_flows.claim_task(session, actor, id))
+    return views.claim_created(await claim_flows.claim_task(session, actor, id))
 
 
 @agent_router.get("/agent/claims", summary="The caller's claims", response_model=KeysetPage[AgentClaimStatus],
@@ -109,22 +109,22 @@ def _claim_action(action: str, summary: str, answer: type[Any]) -> Any:
 
 @_claim_action("submit", "Record the final artifact (once)", SubmissionReceipt)
 async def submit(id: str, body: SubmissionBody, actor: Submitter, session: WriteSession) -> SubmissionReceipt:
-    return service.receipt(await submissions.submit(session, actor, id, body))
+    return views.receipt(await submissions.submit(session, actor, id, body))
 
 
 @_claim_action("heartbeat", "Extend an active claim's TTL", AgentClaimStatus)
 async def heartbeat(id: str, actor: Claimer, session: WriteSession) -> AgentClaimStatus:
-    return (await service.claim_statuses(session, [await claim_flows.heartbeat(session, actor, id)]))[0]
+    return (await views.claim_statuses(session, [await claim_flows.heartbeat(session, actor, id)]))[0]
 
 
 @_claim_action("release", "Give an active claim back", AgentClaimStatus)
 async def release(id: str, actor: Claimer, session: WriteSession) -> AgentClaimStatus:
-    return (await service.claim_statuses(session, [await claim_flows.release_claim(session, actor, id)]))[0]
+    return (await views.claim_statuses(session, [await claim_flows.release_claim(session, actor, id)]))[0]
 
 
 @_claim_action("appeal", "Appeal a rejection within the appeal window", AppealOut)
 async def appeal(id: str, body: AppealCreate, actor: Submitter, session: WriteSession) -> AppealOut:
-    return service.appeal_out(await review.open_appeal(session, actor, id, body))
+    return views.appeal_out(await review.open_appeal(session, actor, id, body))
 
 
 @agent_router.get("/judge/tasks/{id}/target", summary="The submission a judge task evaluates",
@@ -144,7 +144,7 @@ async def leaderboard(session: ReadSession, actor: Annotated[Actor, require(Scop
 
 @publisher_router.post("", summary="Create a task (as a draft)", response_model=AgentTask)
 async def create_task(body: TaskCreate, publisher: Publisher, session: WriteSession) -> AgentTask:
-    return service.task_out(await service.create_task(session, publisher, body))
+    return views.task_out(await service.create_task(session, publisher, body))
 
 
 @publisher_router.get("", summary="The publisher's tasks", response_model=Page[AgentTask])
@@ -155,36 +155,36 @@ async def list_own_tasks(session: ReadSession, publisher: Publisher, paging: Pag
 
 @publisher_router.get("/{id}", summary="One of the publisher's tasks", response_model=AgentTask)
 async def get_own_task(id: str, session: ReadSession, publisher: Publisher) -> AgentTask:
-    return service.task_out(await service.get_own_task(session, publisher, id))
+    return views.task_out(await service.get_own_task(session, publisher, id))
 
 
 @publisher_router.patch("/{id}", summary="Edit a draft", response_model=AgentTask, responses=problem_responses(409))
 async def update_task(id: str, body: TaskUpdate, publisher: Publisher, session: WriteSession) -> AgentTask:
-    return service.task_out(await service.update_task(session, publisher, id, body))
+    return views.task_out(await service.update_task(session, publisher, id, body))
 
 
 @publisher_router.post("/{id}/publish", summary="Publish a draft, escrowing its bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
 async def publish_task(id: str, publisher: Publisher, session: WriteSession) -> AgentTask:
-    return service.task_out(await task_flows.publish_task(session, publisher, id))
+    return views.task_out(await task_flows.publish_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/cancel", summary="Cancel a task, refunding its escrow", response_model=AgentTask,
                        responses=problem_responses(409))
 async def cancel_task(id: str, publisher: Publisher, session: WriteSession) -> AgentTask:
-    return service.task_out(await task_flows.cancel_task(session, publisher, id))
+    return views.task_out(await task_flows.cancel_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/close", summary="Close an arena: rank and pay by payoutSplit", response_model=AgentTask,
                        responses=problem_responses(409))
 async def close_task(id: str, publisher: Publisher, session: WriteSession) -> AgentTask:
-    return service.task_out(await task_flows.close_task(session, publisher, id))
+    return views.task_out(await task_flows.close_task(session, publisher, id))
 
 
 @publisher_router.post("/{id}/fund", summary="Add funds to a donate task's bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
 async def fund_task(id: str, body: FundRequest, publisher: Publisher, session: WriteSession) -> AgentTask:
-    return service.task_out(await task_flows.fund_task(session, publisher, id, to_cents(body.amount)))
+    return views.task_out(await task_flows.fund_task(session, publisher, id, to_cents(body.amount)))
 
 
 @publisher_router.get("/{id}/claims", summary="The claims of a task, with their submissions",
@@ -206,7 +206,7 @@ async def review_queue(session: ReadSession, reviewer: Reviewer, paging: Paging,
                     responses=problem_responses(409))
 async def review_claim(id: str, body: ReviewDecision, reviewer: Reviewer, session: WriteSession) -> ClaimDetail:
     claim = await review.review_claim(session, reviewer, id, body)
-    return (await service.claim_details(session, [claim]))[0]
+    return (await views.claim_details(session, [claim]))[0]
 
 
 @review_router.get("/appeals", summary="Appeals", response_model=Page[AppealOut])
@@ -218,4 +218,4 @@ async def list_appeals(session: ReadSession, reviewer: Reviewer, paging: Paging,
 @review_router.post("/appeals/{id}/resolve", summary="Resolve an appeal", response_model=AppealOut,
                     responses=problem_responses(409))
 async def resolve_appeal(id: str, body: AppealResolve, reviewer: Reviewer, session: WriteSession) -> AppealOut:
-    return service.appeal_out(await review.resolve_appeal(session, reviewer, id, body))
+    return views.appeal_out(await review.resolve_appeal(session, reviewer, id, body))

@@ -1,4 +1,5 @@
-"""Tasks as drafts, and every read of the marketplace: lists, views, the review queue, the leaderboard.
+"""Tasks as drafts, and every read of the marketplace: lists, the review queue, the leaderboard (what
+the rows look like on the wire: :mod:`bountyboard.market.views`).
 
 State changes live in the flows that :mod:`bountyboard.market.transitions` lists; the functions here
 take a session and a user or actor, so the site can call them without HTTP.
@@ -7,7 +8,6 @@ take a session and a user or actor, so the site can call them without HTTP.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -20,13 +20,11 @@ from bountyboard.accounts.models import Bot, User
 from bountyboard.accounts.scopes import Role
 from bountyboard.clock import as_utc, now, rfc3339
 from bountyboard.config import get_settings
-from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
 from bountyboard.market import locks, permissions, transitions
 from bountyboard.market.models import (
-    OPEN_TASK_STATUSES,
     Appeal,
     Claim,
     ClaimStatus,
@@ -35,24 +33,22 @@ from bountyboard.market.models import (
     Task,
     TaskStatus,
 )
-from bountyboard.market.modules import Module, allowed_types, is_claimable, task_rule_errors
+from bountyboard.market.modules import Module, task_rule_errors
 from bountyboard.market.schemas import (
     AgentClaimStatus,
     AgentTask,
     AppealOut,
     ArenaResult,
     BotReputation,
-    ClaimCreated,
     ClaimDetail,
     JudgeTarget,
     Leaderboard,
     Ranking,
-    SubmissionOut,
-    SubmissionReceipt,
     TaskCreate,
     TaskUpdate,
 )
 from bountyboard.market.slots import as_of
+from bountyboard.market.views import appeal_out, claim_details, claim_statuses, submission_out, task_out
 from bountyboard.pagination import Page, PageParams
 
 # Wire field -> column, for the fields that are stored as given.
@@ -66,132 +62,6 @@ _TASK_COLUMNS = (*_PLAIN_FIELDS.values(), "bounty_cents", "payout_split")
 _REQUIRED_FIELDS = ("module", "title", "description", "bountyAmount", "maxClaims", "deliverables")
 PUBLIC_TASK_STATUSES = (TaskStatus.PUBLISHED, TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED, TaskStatus.CANCELLED,
                         TaskStatus.EXPIRED)
-
-
-# Views --------------------------------------------------------------------------------------------
-
-def task_next_action(task: Task) -> str:
-    if task.status == TaskStatus.PUBLISHED and is_claimable(Module(task.module)) and (
-            task.deadline is None or task.deadline > now()):
-        return "claim"
-    if task.status == TaskStatus.IN_PROGRESS:
-        return "wait"
-    return "none"
-
-
-def task_next_action_ends(task: Task) -> datetime | None:
-    """When the clock alone will change :func:`task_next_action` (a claimable task's deadline), if ever."""
-    return task.deadline if task_next_action(task) == "claim" else None
-
-
-def _escrow(task: Task) -> tuple[str, int]:
-    if task.bounty_cents == 0 or task.status == TaskStatus.DRAFT:
-        return "none", 0
-    if task.status in OPEN_TASK_STATUSES:
-        return "held", task.bounty_cents
-    return ("released" if task.status == TaskStatus.COMPLETED else "refunded"), 0
-
-
-def task_out(task: Task) -> AgentTask:
-    escrow_status, escrow_cents = _escrow(task)
-    return AgentTask(
-        id=task.id, module=Module(task.module), title=task.title, description=task.description, status=task.status,
-        bountyAmount=from_cents(task.bounty_cents), currentClaims=task.slots_taken,
-        nextAction=task_next_action(task), allowedArtifactTypes=[ArtifactType(t) for t in allowed_types(task.module)],
-        maxClaims=task.max_claims, claimTtlSeconds=task.claim_ttl_seconds, deadline=rfc3339(task.deadline),
-        deliverables=list(task.deliverables or []), repositoryUrl=task.repository_url,
-        sourceLanguage=task.source_language, targetLanguage=task.target_language, rubric=task.rubric,
-        targetClaimId=task.target_claim_id,
-        payoutSplit=[bps / 10_000 for bps in task.payout_split] if task.payout_split else None,
-        escrowStatus=escrow_status, escrowAmount=from_cents(escrow_cents), publisherId=task.publisher_id,
-        createdAt=rfc3339(task.created_at) or "", publishedAt=rfc3339(task.published_at),
-        endedAt=rfc3339(task.ended_at),
-    )
-
-
-def claim_next_action(claim: Claim) -> str:
-    if claim.status == ClaimStatus.ACTIVE:
-        return "submit"
-    if claim.status == ClaimStatus.SUBMITTED:
-        return "wait_for_review"
-    if claim.review_state == ReviewState.APPEALED:
-        return "wait_for_appeal"
-    if claim.review_state == ReviewState.REJECTED and claim.holds_slot:
-        return "appeal_or_done"
-    return "done"
-
-
-def claim_created(claim: Claim) -> ClaimCreated:
-    return ClaimCreated(claimId=claim.id, taskId=claim.task_id, status=claim.status,
-                        nextAction=claim_next_action(claim), expiresAt=rfc3339(claim.expires_at))
-
-
-def receipt(submission: Submission) -> SubmissionReceipt:
-    """The receipt as recorded: a retry of the same submission gets exactly this again."""
-    return SubmissionReceipt(
-        submissionId=submission.id, claimId=submission.claim_id, status=ClaimStatus.SUBMITTED,
-        reviewState=ReviewState.PENDING, submittedAt=rfc3339(submission.created_at) or "",
-        nextAction="wait_for_review", contentSha256=submission.content_sha256,
-    )
-
-
-def submission_out(submission: Submission) -> SubmissionOut:
-    return SubmissionOut(id=submission.id, resultType=ArtifactType(submission.result_type),
-                         content=submission.content, attachments=list(submission.attachments or []),
-                         contentSha256=submission.content_sha256, submittedAt=rfc3339(submission.created_at) or "")
-
-
-def appeal_out(appeal: Appeal) -> AppealOut:
-    return AppealOut.model_validate(appeal)
-
-
-async def _claim_context(session: AsyncSession, claims: Sequence[Claim]) -> tuple[
-        dict[str, Task], dict[str, Submission], dict[str, str]]:
-    ids = [claim.id for claim in claims]
-    task_ids = {claim.task_id for claim in claims}
-    tasks = {t.id: t for t in (await session.execute(select(Task).where(Task.id.in_(task_ids)))).scalars()}
-    submissions = {s.claim_id: s for s in (await session.execute(
-        select(Submission).where(Submission.claim_id.in_(ids)))).scalars()}
-    appeals = dict((await session.execute(
-        select(Appeal.claim_id, Appeal.id).where(Appeal.claim_id.in_(ids)))).all())
-    return tasks, submissions, appeals
-
-
-def _status_fields(claim: Claim, task: Task, submission: Submission | None, appeal_id: str | None) -> dict[str, Any]:
-    return {
-        "id": claim.id, "taskId": claim.task_id, "status": claim.status,
-        "resultType": submission.result_type if submission else None,
-        "submittedAt": rfc3339(claim.submitted_at), "nextAction": claim_next_action(claim),
-        "reviewState": claim.review_state, "module": Module(task.module), "botId": claim.bot_id,
-        "operatorId": claim.operator_id, "claimedAt": rfc3339(claim.created_at) or "",
-        "expiresAt": rfc3339(claim.expires_at) if claim.status == ClaimStatus.ACTIVE else None,
-        "submissionId": submission.id if submission else None, "reviewComment": claim.review_comment,
-        "score": claim.score, "deliverables": claim.deliverable_ticks,
-        "appealDeadline": rfc3339(claim.appeal_deadline), "appealId": appeal_id, "rank": claim.rank,
-        "payoutAmount": from_cents(claim.payout_cents),
-    }
-
-
-async def claim_statuses(session: AsyncSession, claims: Sequence[Claim]) -> list[AgentClaimStatus]:
-    tasks, submissions, appeals = await _claim_context(session, claims)
-    return [AgentClaimStatus(**_status_fields(c, tasks[c.task_id], submissions.get(c.id), appeals.get(c.id)))
-            for c in claims]
-
-
-async def claim_details(session: AsyncSession, claims: Sequence[Claim]) -> list[ClaimDetail]:
-    tasks, submissions, appeals = await _claim_context(session, claims)
-    bot_ids = {claim.bot_id for claim in claims if claim.bot_id}
-    bot_names = dict((await session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids)))).all()) \
-        if bot_ids else {}
-    details = []
-    for claim in claims:
-        task, submission = tasks[claim.task_id], submissions.get(claim.id)
-        details.append(ClaimDetail(**_status_fields(claim, task, submission, appeals.get(claim.id)),
-                                   taskTitle=task.title, taskDeliverables=list(task.deliverables or []),
-                                   botName=bot_names.get(claim.bot_id) if claim.bot_id else None,
-                                   submission=submission_out(submission) if submission else None))
-    return details
-
 
 async def _page(session: AsyncSession, query: Any, order: Sequence[Any], params: PageParams) -> tuple[list[Any], int]:
     total = int(await session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0)

@@ -10,6 +10,7 @@ from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import Role
 from bountyboard.market import listing
 from bountyboard.market import service as market
+from bountyboard.market import views as market_views
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.pagination import PageParams
@@ -59,7 +60,7 @@ async def show_task(request: Request, visitor: Visitor, session: AsyncSession, t
     if visitor.user is not None and (task.publisher_id == viewer.id or viewer.role is Role.ADMIN):
         claims = await market.list_task_claims(session, viewer, task.id, paging(page))
     return render(request, visitor, "task.html", section="board", status_code=status_code,
-                  task=market.task_out(task), claims=claims, owner=claims is not None, error=error,
+                  task=market_views.task_out(task), claims=claims, owner=claims is not None, error=error,
                   history_url=f"/tasks/{task.id}" if request.method == "POST" else None)
 
 

@@ -14,6 +14,7 @@ from starlette.datastructures import FormData
 
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.market import service as market
+from bountyboard.market import views as market_views
 from bountyboard.market.files.downloads import page_links
 from bountyboard.market.models import Claim
 from bountyboard.market.modules import Module
@@ -108,7 +109,7 @@ async def _appeals(request: Request, visitor: web.Visitor, session: AsyncSession
     claim_rows = (await session.execute(
         select(Claim).where(Claim.id.in_([appeal.claim_id for appeal in appeals.data]))
     )).scalars().all() if appeals.data else []
-    claims = {detail.id: detail for detail in await market.claim_details(session, claim_rows)}
+    claims = {detail.id: detail for detail in await market_views.claim_details(session, claim_rows)}
     # Appeals against the visitor's own rejections: another reviewer or an admin resolves them.
     own_rejections = {claim.id for claim in claim_rows if claim.reviewer_id == visitor.actor.user_id}
     return web.render(request, visitor, "appeals.html", section="appeals", status_code=status_code, appeals=appeals,
