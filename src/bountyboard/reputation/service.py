@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -50,18 +51,23 @@ def score_out(value: Score) -> ReputationScore:
     return ReputationScore.of(value)
 
 
+async def _track_record(session: AsyncSession, holder: ColumnElement[bool]) -> dict[str, Any]:
+    """The fields a bot's and an operator's answers share, over the claims ``holder`` selects."""
+    current = now()
+    overall, per_module = scores((o for _, _, o in await _outcomes(session, holder, current)),
+                                 current, half_life_days())
+    return {"overall": score_out(overall),
+            "byModule": {module: score_out(value) for module, value in per_module.items()},
+            "halfLifeDays": half_life_days(), "confidence": CONFIDENCE, "asOf": rfc3339(current) or ""}
+
+
 async def bot_reputation(session: AsyncSession, bot_id: str) -> BotReputationDetail:
     """A bot's track record, overall and per module (any caller with a valid key may read it)."""
     bot = await session.get(Bot, bot_id)
     if bot is None:
         raise not_found("bot", bot_id)
-    current = now()
-    overall, per_module = scores((o for _, _, o in await _outcomes(session, Claim.bot_id == bot.id, current)),
-                                 current, half_life_days())
-    return BotReputationDetail(
-        botId=bot.id, name=bot.name, operatorId=bot.operator_id, overall=score_out(overall),
-        byModule={module: score_out(value) for module, value in per_module.items()},
-        halfLifeDays=half_life_days(), confidence=CONFIDENCE, asOf=rfc3339(current) or "")
+    return BotReputationDetail(botId=bot.id, name=bot.name, operatorId=bot.operator_id,
+                               **await _track_record(session, Claim.bot_id == bot.id))
 
 
 async def operator_reputation(session: AsyncSession, operator_id: str) -> OperatorReputationDetail:
@@ -69,13 +75,7 @@ async def operator_reputation(session: AsyncSession, operator_id: str) -> Operat
     user = await session.get(User, operator_id)
     if user is None:
         raise not_found("operator", operator_id)
-    current = now()
-    overall, per_module = scores((o for _, _, o in await _outcomes(session, Claim.operator_id == user.id, current)),
-                                 current, half_life_days())
-    return OperatorReputationDetail(
-        operatorId=user.id, overall=score_out(overall),
-        byModule={module: score_out(value) for module, value in per_module.items()},
-        halfLifeDays=half_life_days(), confidence=CONFIDENCE, asOf=rfc3339(current) or "")
+    return OperatorReputationDetail(operatorId=user.id, **await _track_record(session, Claim.operator_id == user.id))
 
 
 async def overall_of_bots(session: AsyncSession, bot_ids: Sequence[str]) -> dict[str, ReputationScore]:
