@@ -12,23 +12,9 @@ if [ -f "$STAMP" ] && [ -x "$VENV/bin/harbor" ]; then
   exit 0
 fi
 
-find_python() {
-  local candidate
-  for candidate in "${HARBOR_PYTHON:-}" python3.12 python3.13 \
-      "$HOME"/.pyenv/versions/3.12*/bin/python3 "$HOME"/.pyenv/versions/3.13*/bin/python3; do
-    [ -n "$candidate" ] || continue
-    # pyenv's shims exist on PATH even when the version is not selected: try them.
-    if "$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
-PYTHON=$(find_python) || {
-  echo "Harbor needs Python >= 3.12: install it (pyenv install 3.12) or set HARBOR_PYTHON" >&2
-  exit 1
-}
+# shellcheck source=scripts/python312.sh
+source scripts/python312.sh
+PYTHON=$(python_312 Harbor HARBOR_PYTHON)
 
 rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"

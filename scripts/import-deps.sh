@@ -18,22 +18,9 @@ fi
 if [ -f "$EEE_STAMP" ] && [ -x "$EEE_VENV/bin/python" ] && [ ! pyproject.toml -nt "$EEE_STAMP" ]; then
   exit 0
 fi
-find_python() {
-  local candidate
-  for candidate in "${EEE_PYTHON:-}" python3.12 python3.13 \
-      "$HOME"/.pyenv/versions/3.12*/bin/python3 "$HOME"/.pyenv/versions/3.13*/bin/python3; do
-    [ -n "$candidate" ] || continue
-    if "$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
-PYTHON=$(find_python) || {
-  echo "Every Eval Ever needs Python >= 3.12: install it (pyenv install 3.12) or set EEE_PYTHON" >&2
-  exit 1
-}
+# shellcheck source=scripts/python312.sh
+source scripts/python312.sh
+PYTHON=$(python_312 "Every Eval Ever" EEE_PYTHON)
 rm -rf "$EEE_VENV"
 "$PYTHON" -m venv "$EEE_VENV"
 "$EEE_VENV/bin/pip" install -q --upgrade pip

@@ -13,11 +13,13 @@ import contextlib
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts import passwords
@@ -27,7 +29,7 @@ from bountyboard.app import create_app
 from bountyboard.cli.ops import bootstrap_admin, run_with_session
 from bountyboard.config import get_settings
 from bountyboard.contract.scopes import Scope
-from bountyboard.storage.engine import set_database
+from bountyboard.storage.engine import get_database, set_database
 from bountyboard.storage.migrations import upgrade_database
 from tests.support.api import IN_PROCESS, Admin
 from tests.support.server import ADMIN_EMAIL, ADMIN_PASSWORD
@@ -133,3 +135,19 @@ def _serve(data_dir: Path) -> Iterator[InProcessServer]:
         finally:
             logging.getLogger().removeHandler(log)
             log.close()
+
+
+@contextlib.contextmanager
+def recorded_statements() -> Iterator[list[str]]:
+    """Every statement the in-process app's engine sends (both its views: requests' and background jobs')."""
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    engine = get_database().engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)

@@ -12,38 +12,19 @@ SQLite, then that one ``UPDATE``).
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
-from typing import Any
 
 import httpx
-from sqlalchemy import event
 
-from bountyboard.storage.engine import get_database
 from tests.benchhub.helpers import payload
 from tests.market.support import Market, claim, ok, submit
 from tests.support.api import Account, Admin, Bot, client
+from tests.support.in_process import recorded_statements
 
 _WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|BEGIN\s+IMMEDIATE)\b", re.IGNORECASE)
 _KEY_USES = re.compile(r"^\s*UPDATE api_keys SET last_used_at=\S+ WHERE api_keys\.id = \S+\s*$", re.IGNORECASE)
 _DOCUMENTS = ("/v1/meta/openapi.json", "/v1/meta/benchhub-openapi.json")
 
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[str]]:
-    """Every statement the process's engine sends (both its views: requests' and background jobs')."""
-    statements: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    engine = get_database().engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
 
 
 def writes(statements: list[str]) -> list[str]:
@@ -156,7 +137,7 @@ def test_no_get_route_writes(market: Market, app_admin: Admin) -> None:
     found: dict[str, list[str]] = {}
     read = 0
     for path, (http, url, params) in sorted(calls.items()):
-        with recorded() as statements:
+        with recorded_statements() as statements:
             response = http.get(url, params=params)
         assert response.status_code == 200, f"{path}: {response.status_code} {response.text[:300]}"
         read += len(statements)
@@ -173,7 +154,7 @@ def test_a_lapsed_claim_reads_as_expired_and_stays_stored_active(market: Market,
     task = market.task(publisher, "fun", bounty=5)
     held = claim(bot, task["id"])
     app_admin.advance_clock(10 * 24 * 3600)
-    with recorded() as statements:
+    with recorded_statements() as statements:
         shown = ok(bot.http.get(f"/v1/agent/claims/{held}/status"))
     assert shown["status"] == "expired" and shown["expiresAt"] is None and shown["nextAction"] == "done"
     assert not writes(statements)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from bountyboard.clock import now
 from bountyboard.error_codes import ErrorCode
@@ -19,21 +17,7 @@ from bountyboard.idempotency import IdempotencyRecord
 from bountyboard.storage.engine import get_database
 from bountyboard.storage.unit_of_work import after_commit, transaction
 from tests.support.api import Admin
-
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[str]]:
-    statements: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    engine = get_database().engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+from tests.support.in_process import recorded_statements
 
 
 def _record(key: str) -> IdempotencyRecord:
@@ -79,10 +63,10 @@ def test_commits_the_work_or_what_a_refusal_keeps(keep: bool | None, stored: boo
 
 def test_a_request_session_reads_without_a_transaction_and_writes_in_one(app_admin: Admin) -> None:
     async def run() -> tuple[list[str], list[str]]:
-        with recorded() as reads:
+        with recorded_statements() as reads:
             async with get_database().request_sessionmaker() as session:
                 await session.execute(select(IdempotencyRecord.scope_hash).limit(1))
-        with recorded() as writes:
+        with recorded_statements() as writes:
             await _unit("uow-begin", None, [])
         return reads, writes
 
