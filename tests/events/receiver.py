@@ -86,7 +86,7 @@ class Receiver:
 
         self._server = ThreadingHTTPServer((self.bind, self.port), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         return self
 
     def stop(self) -> None:
