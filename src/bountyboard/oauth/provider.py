@@ -150,6 +150,7 @@ class Provider(OAuthAuthorizationServerProvider[GrantedCode, RefreshToken, Acces
                     name=name, expires_at=now() + timedelta(seconds=ttl), oauth_client_id=client.client_id)
             except Problem as refused:  # the grant no longer holds (the operator's role changed, say)
                 raise TokenError("invalid_grant", refused.detail) from refused
+            await session.commit()  # each call from the SDK's handlers is its own unit of work
         return OAuthToken(access_token=issued.key, expires_in=ttl, scope=" ".join(issued.scopes))
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
@@ -174,6 +175,7 @@ class Provider(OAuthAuthorizationServerProvider[GrantedCode, RefreshToken, Acces
         async with get_database().sessionmaker() as session:
             key = (await session.execute(select(ApiKey).where(ApiKey.key_hash == _hash(token.token)))).scalar_one()
             await accounts.revoke_key(session, key.user_id, key.id)
+            await session.commit()
 
 
 async def purge_expired_codes() -> int:
