@@ -127,13 +127,6 @@ async def _credential(scope: Scope, authorization: bytes | None) -> tuple[bytes,
     return b"key:" + actor.key_id.encode(), None
 
 
-async def purge_expired() -> int:
-    async with get_database().sessionmaker() as session:
-        result = await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.expires_at <= now()))
-        await session.commit()
-        return int(getattr(result, "rowcount", 0) or 0)
-
-
 class IdempotencyMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

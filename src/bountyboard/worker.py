@@ -12,15 +12,16 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bountyboard import idempotency
 from bountyboard.benchhub import service as benchhub_service
 from bountyboard.config import get_settings
 from bountyboard.events import scheduled as events_scheduled
 from bountyboard.events.delivery.dispatcher import Dispatcher
+from bountyboard.idempotency import IdempotencyRecord
 from bountyboard.market import scheduled
 from bountyboard.market.files import service as files_service
-from bountyboard.oauth import provider as oauth_provider
-from bountyboard.site import sessions as site_sessions
+from bountyboard.oauth.models import OAuthAuthorizationCode
+from bountyboard.site.models import WebSession
+from bountyboard.storage.retention import purge
 
 log = logging.getLogger("bountyboard.worker")
 
@@ -34,12 +35,12 @@ class PeriodicJob:
 
 def periodic_jobs(dispatcher: Dispatcher) -> list[PeriodicJob]:
     return [
-        PeriodicJob("purge-idempotency-keys", 300.0, idempotency.purge_expired),
+        PeriodicJob("purge-idempotency-keys", 300.0, purge(IdempotencyRecord.expires_at)),
         PeriodicJob("deliver-webhooks", 0.0, dispatcher.deliver),  # paces itself
         PeriodicJob("purge-events", 3600.0, events_scheduled.purge_events),
         PeriodicJob("market-sweep", get_settings().sweep_interval_seconds, scheduled.sweep),
-        PeriodicJob("purge-web-sessions", 3600.0, site_sessions.purge_expired),
-        PeriodicJob("purge-oauth-codes", 3600.0, oauth_provider.purge_expired_codes),
+        PeriodicJob("purge-web-sessions", 3600.0, purge(WebSession.expires_at)),
+        PeriodicJob("purge-oauth-codes", 3600.0, purge(OAuthAuthorizationCode.expires_at)),
         PeriodicJob("sweep-uploads", get_settings().sweep_interval_seconds, files_service.sweep_uploads),
         PeriodicJob("seed-benchmark-registry", 3600.0, benchhub_service.seed_registry),
     ]

@@ -176,11 +176,3 @@ class Provider(OAuthAuthorizationServerProvider[GrantedCode, RefreshToken, Acces
             key = (await session.execute(select(ApiKey).where(ApiKey.key_hash == _hash(token.token)))).scalar_one()
             await accounts.revoke_key(session, key.user_id, key.id)
             await session.commit()
-
-
-async def purge_expired_codes() -> int:
-    """Periodic job: forget authorization codes past their lifetime."""
-    async with get_database().sessionmaker() as session:
-        result = await session.execute(delete(OAuthAuthorizationCode).where(OAuthAuthorizationCode.expires_at <= now()))
-        await session.commit()
-        return int(getattr(result, "rowcount", 0) or 0)

@@ -17,7 +17,6 @@ from bountyboard.accounts.models import User
 from bountyboard.clock import now
 from bountyboard.ids import new_id
 from bountyboard.site.models import WebSession
-from bountyboard.storage.engine import get_database
 
 SESSION_COOKIE = "bb_session"
 SESSION_LIFETIME = timedelta(days=14)
@@ -57,11 +56,3 @@ async def resolve(session: AsyncSession, token: str) -> tuple[WebSession, User] 
 async def end(session: AsyncSession, token: str) -> None:
     await session.execute(delete(WebSession).where(WebSession.token_hash == _digest(token)))
     await session.flush()
-
-
-async def purge_expired() -> int:
-    """Periodic job: forget sessions past their lifetime."""
-    async with get_database().sessionmaker() as session:
-        result = await session.execute(delete(WebSession).where(WebSession.expires_at <= now()))
-        await session.commit()
-        return int(getattr(result, "rowcount", 0) or 0)
