@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ["market_load", "webhook_dispatch", "benchhub_api", "site_pages", "bench_run", "agent_loop",
+BENCHMARKS = ["market_load", "cycle", "webhook_dispatch", "benchhub_api", "site_pages", "bench_run", "agent_loop",
               "check_sandbox", "login_burst"]
 
 

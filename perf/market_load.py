@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,7 @@ import httpx
 from tests.support.api import ALL_SCOPES
 from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
+from perf import wrk as wrk_runner
 from perf.floor import Floor, chosen_backends, print_against_floor
 
 ARENA_SLOTS = 1000
@@ -56,24 +56,10 @@ class Figure:
     against: str = "GET /healthz"  # the floor's figure this one is a ratio of
 
 
-def _wrk_p99(output: str) -> float:
-    match = re.search(r"^\s*99%\s+([\d.]+)(us|ms|s)\s*$", output, re.MULTILINE)
-    if match is None:
-        raise RuntimeError(f"no latency distribution in wrk's output:\n{output}")
-    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
-    return float(match.group(1)) * scale
-
-
 def wrk(name: str, url: str, seconds: float, connections: int, headers: dict[str, str] | None = None) -> Figure:
     """wrk's requests/s and p99 for one URL; non-2xx/3xx answers make the run fail."""
-    command = ["wrk", "-t2", f"-c{connections}", f"-d{seconds:.0f}s", "--latency", url]
-    for name_, value in (headers or {}).items():
-        command += ["-H", f"{name_}: {value}"]
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    if "Non-2xx or 3xx responses" in output:
-        raise RuntimeError(f"{name}: error answers under load:\n{output}")
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
-    return Figure(name, rate, _wrk_p99(output))
+    run = wrk_runner.run(url, seconds, connections, headers=headers)
+    return Figure(name, run.requests_per_second, run.p99_ms)
 
 
 def _ok(response: httpx.Response) -> dict[str, object]:

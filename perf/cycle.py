@@ -1,0 +1,165 @@
+"""The claim + submit cycle with a C client on both sides, against the database's own rate.
+
+Per backend, one ``bountyboard serve`` (one process, fresh database) with ``--tasks`` listed tasks and
+two sets of ``--arenas`` arenas, one bot (and one wrk thread with one connection) per ``--bots``:
+
+- the floor's ``GET /healthz`` and ``POST /echo`` under wrk (perf/lua/echo.lua: the submission's body),
+  ``--bots`` threads;
+- the cycle under wrk (perf/lua/cycle.lua): each bot claims a slot of its next arena and submits to it,
+  carrying the claim id from one answer into the next request; cycles/s over echoes/s (a cycle is two
+  requests; the echo one);
+- ``GET /v1/agent/tasks`` alone under wrk, over the floor's ``GET /healthz``; then again while the
+  cycle runs on the second set of arenas: its p99;
+- the database's own rate: the statements of one claim and one submit, recorded from the service and
+  replayed by the bare driver with one connection per bot (perf/statements.py): cycles/s of the
+  service over cycles/s of the database.
+
+Beside each wrk figure, wrk's share of the machine's CPU while it ran (the client is not the bottleneck
+while that share is well below the server's), and the server process's share.
+
+    .venv/bin/python -m perf.cycle [--backend sqlite|postgresql|both] [--seconds 10] [--bots 16]
+        [--arenas 300] [--tasks 260]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from tests.support.api import ALL_SCOPES
+from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
+
+from perf import statements, wrk
+from perf.floor import Floor, chosen_backends, print_against_floor
+from perf.market_load import SERVER_ENV, _seed
+
+
+@dataclass
+class Row:
+    scenario: str
+    rate: float
+    p99_ms: float | None
+    against: str | None
+    client_cpu: str
+    server_cpu: str = ""
+
+
+class CpuTime:
+    """A process's CPU seconds (user + system) from /proc, so its share over a run can be shown."""
+
+    def __init__(self, pid: int) -> None:
+        self.path = Path(f"/proc/{pid}/stat")
+
+    def seconds(self) -> float:
+        fields = self.path.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _share(cpu_seconds: float, wall: float) -> str:
+    return f"{cpu_seconds / (wall * (os.cpu_count() or 1)):.0%}"
+
+
+def _cycles(run: wrk.WrkRun) -> int:
+    """The bots' completed cycles from cycle.lua's report; a refused request or a bot out of arenas fails."""
+    lines = [line for line in run.output.splitlines() if line.startswith("bot ")]
+    bots = [dict(part.split("=", 1) for part in line.split()[1:4]) for line in lines]
+    trouble = [line for line, bot in zip(lines, bots, strict=True) if bot["errors"] != "0" or bot["exhausted"] != "0"]
+    if not bots or trouble:
+        raise RuntimeError("the cycle had refusals or ran out of arenas (raise --arenas):\n" + "\n".join(trouble))
+    return sum(int(bot["cycles"]) for bot in bots)
+
+
+def _plan(directory: Path, keys: list[str], arenas: list[str]) -> Path:
+    plan = directory / f"plan-{arenas[0]}.txt"
+    plan.write_text("".join(f"{key} {' '.join(arenas)}\n" for key in keys))
+    return plan
+
+
+def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[str]:
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="cycle-") as tmp, database_url(backend, Path(tmp)) as url, \
+            LiveServer(Path(tmp), url, env=SERVER_ENV) as server:
+        admin_key = server.cli("admin", "create-key", ADMIN_EMAIL, "--scopes", ",".join(ALL_SCOPES)).strip()
+
+        async def seed() -> tuple[list[str], list[str]]:
+            async with httpx.AsyncClient(base_url=server.base_url, timeout=60) as http:
+                # Two sets of bots as of arenas: wrk stops a bot between its claim and its submit, and the
+                # claim it holds would refuse that bot's next claim (one active claim per bot).
+                return await _seed(http, admin_key, 2 * args.bots, args.tasks, 2 * args.arenas)
+
+        keys, arenas = asyncio.run(seed())
+        server_cpu = CpuTime(server.process.pid if server.process else os.getpid())
+        n, seconds = args.bots, args.seconds
+        healthz = wrk.run(f"{floor.base_url}/healthz", seconds, n, threads=n)
+        rows.append(Row("floor GET /healthz", healthz.requests_per_second, healthz.p99_ms, None,
+                        _share(healthz.cpu_seconds, healthz.seconds)))
+        echo = wrk.run(f"{floor.base_url}/echo", seconds, n, threads=n, script="echo.lua")
+        rows.append(Row("floor POST /echo", echo.requests_per_second, echo.p99_ms, None,
+                        _share(echo.cpu_seconds, echo.seconds)))
+        reader = {"Authorization": f"Bearer {keys[0]}"}
+        list_url = f"{server.base_url}/v1/agent/tasks?status=published"
+        before = server_cpu.seconds()
+        listed = wrk.run(list_url, seconds, n, threads=n, headers=reader)
+        rows.append(Row("GET /v1/agent/tasks", listed.requests_per_second, listed.p99_ms, "floor GET /healthz",
+                        _share(listed.cpu_seconds, listed.seconds), _share(server_cpu.seconds() - before,
+                                                                           listed.seconds)))
+        before = server_cpu.seconds()
+        cycle = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
+                        env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[:n], arenas[:args.arenas]))})
+        rows.append(Row("claim + submit (cycles)", _cycles(cycle) / cycle.seconds, cycle.p99_ms, "floor POST /echo",
+                        _share(cycle.cpu_seconds, cycle.seconds), _share(server_cpu.seconds() - before, cycle.seconds)))
+        beside: list[wrk.WrkRun] = []
+        poller = threading.Thread(target=lambda: beside.append(
+            wrk.run(list_url, seconds, args.list_connections, headers=reader)))
+        poller.start()
+        second = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
+                         env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[n:], arenas[args.arenas:]))})
+        poller.join()
+        rows.append(Row("claim + submit beside the list", _cycles(second) / second.seconds, None, "floor POST /echo",
+                        _share(second.cpu_seconds, second.seconds)))
+        rows.append(Row("GET /v1/agent/tasks under claim + submit", beside[0].requests_per_second, beside[0].p99_ms,
+                        "floor GET /healthz", _share(beside[0].cpu_seconds, beside[0].seconds)))
+    with tempfile.TemporaryDirectory(prefix="cycle-db-") as tmp, database_url(backend, Path(tmp)) as url:
+        recording, bots, replay_arenas = statements.record_cycle(url, Path(tmp), args.bots, args.replay_arenas)
+        bare = statements.replay(url, recording, bots, replay_arenas, seconds)
+        rows.append(Row("the database alone: claim + submit statements, bare driver", bare.rate, None, None,
+                        _share(bare.client_cpu_seconds, bare.seconds)))
+    floors = {row.scenario: row.rate for row in rows if row.scenario.startswith("floor")}
+    for row in rows:
+        ratio = f"{row.rate / floors[row.against]:.3f} of {row.against}" if row.against else ""
+        if row.scenario.startswith("claim + submit"):
+            ratio += f"; {row.rate / bare.rate:.2f} of the database alone"
+        p99 = f"{row.p99_ms:.1f}" if row.p99_ms is not None else ""
+        yield (f"| {backend} | {row.scenario} | {row.rate:.0f} | {p99} | {ratio} | {row.client_cpu} | "
+               f"{row.server_cpu} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each scenario")
+    parser.add_argument("--bots", type=int, default=16, help="bots: wrk threads and connections, replay connections")
+    parser.add_argument("--arenas", type=int, default=300, help="arenas each bot may walk, per cycle run")
+    parser.add_argument("--replay-arenas", type=int, default=600, help="arenas per bot in the database's replay")
+    parser.add_argument("--list-connections", type=int, default=4, help="list pollers beside the cycle")
+    parser.add_argument("--tasks", type=int, default=260, help="published tasks in the list")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed (make perf installs it: apt-get install -y wrk)")
+    print(f"load average {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores; wrk with {args.bots} threads of one "
+          f"connection each; {args.seconds:.0f} s per scenario")
+    print("| backend | scenario | per second | p99 ms | ratio | wrk (client) CPU | server CPU |")
+    print("|---|---|---|---|---|---|---|")
+    print_against_floor(chosen_backends(args.backend), lambda backend, floor: measure(backend, floor, args))
+
+
+if __name__ == "__main__":
+    main()
