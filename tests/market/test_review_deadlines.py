@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
+import httpx
 import pytest
 
 from tests.events.helpers import subscribe
@@ -95,6 +96,11 @@ def test_unreviewed_submissions_are_accepted_and_paid_once_at_the_deadline(repli
     stats = ok(bots[0].http.get(f"/v1/publishers/{publisher.user['id']}/decisions"))
     assert stats == {"publisherId": publisher.user["id"], "decided": 6, "pending": 0, "medianHours": 2.0,
                      "p90Hours": 2.0, "decidedByDeadline": 6, "decidedByDeadlineShare": 1.0}
+    # The publisher's public page shows the same, linked from its tasks' pages.
+    site = httpx.Client(base_url=market.admin.base_url)
+    assert f'href="/publishers/{publisher.user["id"]}"' in site.get(f"/tasks/{tasks[0]['id']}").text
+    page = site.get(f"/publishers/{publisher.user['id']}").text
+    assert "<dt>Median</dt><dd>2.0 h</dd>" in page and "<dt>Decided by the deadline</dt><dd>100 % (6)</dd>" in page
 
 
 def test_a_task_that_escalates_hands_the_review_to_the_admins(replicas: list[Market]) -> None:
