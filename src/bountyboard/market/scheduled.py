@@ -62,7 +62,9 @@ async def sweep() -> int:
             task = await lock_task(session, task_id, skip_locked=True)
             if task is None:
                 continue
-            # A review accepted by its deadline is decided before the task's own deadline ends it.
+            # A review accepted by its deadline is decided before the task's own deadline ends it. Once this
+            # has written an event the task has a pending review or has completed: the expiry below then
+            # moves no money (lock order).
             await settle_reviews(session, task, current)
             # Ending the task moves money before any event is written, so it goes first (lock order).
             if not await _expire_task(session, task, current):
