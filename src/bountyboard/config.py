@@ -37,6 +37,13 @@ class Settings(BaseSettings):
     sweep_interval_seconds: float = 5.0
     # Track records: an outcome this many days old counts half (docs/lifecycle.md, "Reputation").
     reputation_half_life_days: float = Field(default=90.0, gt=0)
+    # Review deadlines (docs/lifecycle.md, "Review deadlines"): the bounds a task's reviewWithinHours
+    # must keep, how long before the deadline review.due is emitted (at most half the window), and how
+    # long an appeal may wait for a resolution before it goes to the admins.
+    review_within_hours_min: float = Field(default=1.0, gt=0)
+    review_within_hours_max: float = Field(default=720.0, gt=0)
+    review_due_warning_seconds: int = Field(default=12 * 3600, ge=0)
+    appeal_resolve_window_seconds: int = Field(default=72 * 3600, ge=1)
 
     # Events and webhooks
     event_retention_days: int = 30

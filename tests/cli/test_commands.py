@@ -85,6 +85,9 @@ def test_claim_status_submit_and_events(loop_server: tuple[LiveServer, Admin], m
     assert first.returncode == 0, first.stderr
     receipt = json.loads(first.stdout)
     assert receipt["reviewState"] == "pending"
+    # The status table says when review is due and where the money is (an arena escalates at the deadline).
+    submitted = run_cli("status", claim_id, env=env).stdout
+    assert "reviewDueAt" in submitted and "escrowed (" in submitted, submitted
     again = run_cli(*args, env=env)  # a retry is answered with the same receipt, not a second submission
     assert json.loads(again.stdout)["submissionId"] == receipt["submissionId"]
     [claim] = market.claims_of(task["id"])

@@ -91,6 +91,7 @@ def _seed(market: Market, admin: Admin) -> dict[str, tuple[httpx.Client, str, di
         "/v1/leaderboard": (worker.http, "/v1/leaderboard", {}),
         "/v1/bots/{id}/reputation": (publisher.http, f"/v1/bots/{worker.id}/reputation", {}),
         "/v1/operators/{id}/reputation": (publisher.http, f"/v1/operators/{operator.user['id']}/reputation", {}),
+        "/v1/publishers/{id}/decisions": (operator.http, f"/v1/publishers/{publisher.user['id']}/decisions", {}),
         "/api/auth/me": (operator.http, "/api/auth/me", {}),
         "/v1/agent/me": (worker.http, "/v1/agent/me", {}),
         "/v1/agent/bots": (operator.http, "/v1/agent/bots", {}),

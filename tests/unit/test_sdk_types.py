@@ -47,6 +47,8 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "ReputationInterval": ("ReputationInterval",),
     "ReputationScore": ("ReputationScore",),
     "BotReputation": ("BotReputationDetail",),
+    "Payout": ("Payout",),
+    "PublisherDecisions": ("PublisherDecisions",),
 }
 
 _PYTHON_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean",

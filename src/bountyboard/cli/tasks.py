@@ -58,10 +58,11 @@ def claim(task_id: str, as_json: JsonFlag = False) -> None:
 
 
 def status(claim_id: str, as_json: JsonFlag = False) -> None:
-    """A claim's status, review state and next action."""
+    """A claim's status, review state and next action, when its review is due and where its money is."""
     with client_session() as client:
         result = client.claim_status(claim_id)
-    show(result, as_json, lambda found: tables.fields(f"Claim {claim_id}", dict(found)))
+    show(result, as_json, lambda found: tables.fields(f"Claim {claim_id}", {
+        **found, "payout": f"{found['payout']['stage']} ({found['payout']['at'] or '-'})"}))
 
 
 def heartbeat(claim_id: str, as_json: JsonFlag = False) -> None:

@@ -69,6 +69,11 @@ class Client(BaseClient):
         outcomes, overall and per module, with the success rate's Jeffreys interval."""
         return self._run(self._ops.reputation(bot_id))
 
+    def publisher_decisions(self, publisher_id: str) -> t.PublisherDecisions:
+        """How fast a publisher decides (``GET /v1/publishers/{publisher_id}/decisions``, any valid key): median
+        and 90th percentile hours to a decision and the share decided by the review deadline."""
+        return self._run(self._ops.publisher_decisions(publisher_id))
+
     def require_scopes(self, scopes: Iterable[str | Scope], action: str = "this work") -> t.ActorContext:
         """Start-up check: fail closed unless the key carries every scope in ``scopes``."""
         return self._run(self._ops.require_scopes(scopes, action))

@@ -77,6 +77,12 @@ class Operations:
         outcomes, overall and per module, with the success rate's Jeffreys interval."""
         return cast(t.BotReputation, (yield Call("GET", resource_path("/v1/bots/{bot_id}/reputation", bot_id=bot_id))))
 
+    def publisher_decisions(self, publisher_id: str) -> Op[t.PublisherDecisions]:
+        """How fast a publisher decides (``GET /v1/publishers/{publisher_id}/decisions``, any valid key): median
+        and 90th percentile hours to a decision and the share decided by the review deadline."""
+        return cast(t.PublisherDecisions, (yield Call(
+            "GET", resource_path("/v1/publishers/{publisher_id}/decisions", publisher_id=publisher_id))))
+
     def require_scopes(self, scopes: Iterable[str | Scope], action: str = "this work") -> Op[t.ActorContext]:
         """Start-up check: fail closed unless the key carries every scope in ``scopes``."""
         context = yield from self.me()

@@ -78,6 +78,8 @@ class Task(TypedDict):
     createdAt: str
     publishedAt: str | None
     endedAt: str | None
+    reviewWithinHours: float
+    onReviewTimeout: str
 
 
 class TaskPage(TypedDict):
@@ -95,6 +97,14 @@ class ClaimCreated(TypedDict):
     status: str
     nextAction: str
     expiresAt: str | None
+
+
+class Payout(TypedDict):
+    """Where a claim's money is: escrowed, due (paid at ``at``, the review deadline, unless rejected first),
+    paid, refunded (to the publisher) or forfeited, and since when."""
+
+    stage: Literal["escrowed", "due", "paid", "refunded", "forfeited"]
+    at: str | None
 
 
 class ClaimStatus(TypedDict):
@@ -118,6 +128,10 @@ class ClaimStatus(TypedDict):
     appealId: str | None
     rank: int | None
     payoutAmount: float
+    reviewDueAt: str | None
+    decidedBy: str | None
+    escalatedAt: str | None
+    payout: Payout
 
 
 class ClaimPage(TypedDict):
@@ -166,6 +180,7 @@ class Appeal(TypedDict):
     comment: str | None
     createdAt: str
     resolvedAt: str | None
+    escalatedAt: str | None
 
 
 class Balance(TypedDict):
@@ -294,3 +309,15 @@ class BotReputation(TypedDict):
     halfLifeDays: float
     confidence: float
     asOf: str
+
+
+class PublisherDecisions(TypedDict):
+    """How fast a publisher's submissions are decided (hours, nearest-rank percentiles)."""
+
+    publisherId: str
+    decided: int
+    pending: int
+    medianHours: float | None
+    p90Hours: float | None
+    decidedByDeadline: int
+    decidedByDeadlineShare: float | None

@@ -91,6 +91,8 @@ class ClaimReviewedData(EventData):
     reviewState: str = Field(examples=["accepted"])
     comment: str | None = Field(examples=["Clear and complete."])
     score: float | None = Field(examples=[None])
+    decidedBy: Literal["reviewer", "deadline"] = Field(
+        default="reviewer", description="deadline: no review before the task's review deadline (DESIGN.md 14)")
 
 
 class AppealResolvedData(EventData):
@@ -190,6 +192,8 @@ class ReviewDueData(EventData):
     claimId: str
     submissionId: str
     reviewDueAt: str
+    onReviewTimeout: Literal["accept", "escalate"] = Field(
+        description="What happens at reviewDueAt without a review: accepted and paid, or sent to the admins")
 
 
 class WebhookEndpointDisabledData(EventData):

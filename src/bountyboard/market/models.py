@@ -90,6 +90,9 @@ class Task(Base):
     # Moved by the database at every UPDATE of the row (migration 0016), so a loaded task's value may be
     # behind after a flush: the ETags read it fresh (market.listing).
     version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    # Review deadline (DESIGN.md section 14, market.deadlines): null hours read as the module's default.
+    review_within_hours: Mapped[float | None] = mapped_column(Float)
+    on_review_timeout: Mapped[str] = mapped_column(String(10), default="accept", server_default="accept")
 
 
 class Claim(Base):
@@ -120,6 +123,12 @@ class Claim(Base):
     rank: Mapped[int | None] = mapped_column(Integer)
     payout_cents: Mapped[int] = mapped_column(Cents, default=0)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Review deadline (market.deadlines): due and warning times set at submission, the warning time
+    # cleared once review.due is emitted; who decided (reviewer or deadline); when it went to admins.
+    review_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+    review_warn_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+    decided_by: Mapped[str | None] = mapped_column(String(20))
+    escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
 
 
 class _OncePerClaim:
@@ -154,3 +163,5 @@ class Appeal(_OncePerClaim, Base):
     comment: Mapped[str | None] = mapped_column(Text)
     resolver_id: Mapped[str | None] = mapped_column(String(40))
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Unresolved past its own window (appeal_resolve_window_seconds): only admins resolve it now.
+    escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

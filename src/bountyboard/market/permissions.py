@@ -6,6 +6,8 @@ callers who see the row but act with the wrong key or on their own work.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.auth import Actor
@@ -80,3 +82,10 @@ def require_independent(resolver: User, claim: Claim) -> None:
         raise Problem(403, ErrorCode.CONFLICT_OF_INTEREST,
                       f"You rejected claim {claim.id}; its appeal is resolved by another reviewer of the task "
                       "or an admin.")
+
+
+def require_admin_if_escalated(user: User, escalated_at: datetime | None, what: str) -> None:
+    """A review or an appeal that outlived its deadline is in the admins' queue: only an admin decides it."""
+    if escalated_at is not None and not is_admin(user):
+        raise Problem(403, ErrorCode.ROLE_REQUIRED, f"{what} was escalated to the admins at its deadline; "
+                                                     "only an admin decides it now.")

@@ -20,10 +20,15 @@ from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
-from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, Submission, Task
+from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, ClaimStatus, Submission, Task
 from bountyboard.market.modules import Module, is_http_url
 from bountyboard.market.payouts import pay_winner
-from bountyboard.market.permissions import operated_claim, require_independent, reviewable_claim
+from bountyboard.market.permissions import (
+    operated_claim,
+    require_admin_if_escalated,
+    require_independent,
+    reviewable_claim,
+)
 from bountyboard.market.schemas import AppealCreate, AppealResolve, ReviewDecision
 from bountyboard.market.slots import check_claim_now, free_slot, visibility
 from bountyboard.market.transitions import ClaimMove, check_claim, claim_conflict, move_claim, require_open
@@ -67,10 +72,12 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
     task, claim = await reviewable_claim(session, reviewer, claim_id)
     accepted = decision.decision == "accept"
     check_claim(claim, ClaimMove.ACCEPT if accepted else ClaimMove.REJECT)
+    require_admin_if_escalated(reviewer, claim.escalated_at, f"The review of claim {claim.id}")
     _check_ticks(task, decision)
     current = now()
     claim.reviewer_id = reviewer.id
     claim.reviewed_at = current
+    claim.decided_by = "reviewer"
     claim.review_comment = decision.comment
     claim.deliverable_ticks = decision.deliverables
     if accepted:
@@ -78,14 +85,29 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
     else:
         move_claim(claim, ClaimMove.REJECT)
         claim.appeal_deadline = current + timedelta(seconds=get_settings().appeal_window_seconds)
-    submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id))
-    await emit(session, ClaimReviewedData(
-        taskId=task.id, claimId=claim.id, submissionId=submission_id,
-        decision="accepted" if accepted else "rejected",
-        reviewState=claim.review_state, comment=decision.comment, score=claim.score,
-    ), **visibility(task, claim))
+    await _tell_reviewed(session, task, claim)
     await session.flush()
     return claim
+
+
+async def _tell_reviewed(session: AsyncSession, task: Task, claim: Claim) -> None:
+    submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id))
+    await emit(session, ClaimReviewedData(
+        taskId=task.id, claimId=claim.id, submissionId=submission_id or "",
+        decision="accepted" if claim.status == ClaimStatus.ACCEPTED else "rejected",
+        reviewState=claim.review_state, comment=claim.review_comment, score=claim.score,
+        decidedBy=claim.decided_by or "reviewer",
+    ), **visibility(task, claim))
+
+
+async def accept_by_deadline(session: AsyncSession, task: Task, claim: Claim, current: datetime) -> None:
+    """pending -> accepted by the review deadline (market.deadlines): paid like a reviewer's acceptance.
+    The decision is dated at the deadline; the money moves now."""
+    claim.reviewed_at = claim.review_due_at
+    claim.decided_by = "deadline"
+    claim.review_comment = "Accepted: no review before the deadline."
+    await _accept(session, task, claim, None, ClaimMove.ACCEPT, current)
+    await _tell_reviewed(session, task, claim)
 
 
 async def open_appeal(session: AsyncSession, actor: Actor, claim_id: str, body: AppealCreate) -> Appeal:
@@ -119,6 +141,7 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
     require_independent(reviewer, claim)
     appeal = (await session.execute(select(Appeal).where(Appeal.id == appeal_id)
                                     .execution_options(populate_existing=True))).scalar_one()
+    require_admin_if_escalated(reviewer, appeal.escalated_at, f"Appeal {appeal.id}")
     if appeal.status != AppealStatus.OPEN:
         raise conflict(ErrorCode.INVALID_TRANSITION, f"Appeal {appeal.id} is already resolved ({appeal.outcome}).",
                        currentStatus=appeal.status, outcome=appeal.outcome, reviewState=claim.review_state)

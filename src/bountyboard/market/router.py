@@ -195,11 +195,14 @@ async def task_claims(id: str, session: ReadSession, publisher: Publisher, pagin
 
 # Reviewers ----------------------------------------------------------------------------------------
 
+Escalated = Annotated[bool | None, Query(description="Admins: only those escalated at their deadline (true) or "
+                                                      "only the others (false); others never see escalated ones")]
+
 @review_router.get("/review/queue", summary="Submissions awaiting review, oldest first",
                    response_model=Page[ClaimDetail])
 async def review_queue(session: ReadSession, reviewer: Reviewer, paging: Paging,
-                       module: ModuleFilter = None) -> Page[ClaimDetail]:
-    return await service.review_queue(session, reviewer, module, paging)
+                       module: ModuleFilter = None, escalated: Escalated = None) -> Page[ClaimDetail]:
+    return await service.review_queue(session, reviewer, module, paging, escalated)
 
 
 @review_router.post("/review/claims/{id}", summary="Accept or reject a submission", response_model=ClaimDetail,
@@ -211,8 +214,9 @@ async def review_claim(id: str, body: ReviewDecision, reviewer: Reviewer, sessio
 
 @review_router.get("/appeals", summary="Appeals", response_model=Page[AppealOut])
 async def list_appeals(session: ReadSession, reviewer: Reviewer, paging: Paging,
-                       status: Literal["open", "resolved"] | None = "open") -> Page[AppealOut]:
-    return await service.list_appeals(session, reviewer, status, paging)
+                       status: Literal["open", "resolved"] | None = "open",
+                       escalated: Escalated = None) -> Page[AppealOut]:
+    return await service.list_appeals(session, reviewer, status, paging, escalated)
 
 
 @review_router.post("/appeals/{id}/resolve", summary="Resolve an appeal", response_model=AppealOut,

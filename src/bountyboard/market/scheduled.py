@@ -8,8 +8,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.clock import now
+from bountyboard.market.deadlines import overdue_appeals, overdue_reviews, settle_reviews
 from bountyboard.market.locks import lock_task
-from bountyboard.market.models import Claim, ClaimStatus, Task
+from bountyboard.market.models import Appeal, Claim, ClaimStatus, Task
 from bountyboard.market.modules import Module
 from bountyboard.market.payouts import close_arena
 from bountyboard.market.slots import lapse_task, overdue_holding
@@ -35,7 +36,8 @@ async def _expire_task(session: AsyncSession, task: Task, current: datetime) -> 
 
 
 async def sweep() -> int:
-    """Expire overdue claims, close lapsed appeal windows and end tasks past their deadline.
+    """Expire overdue claims, close lapsed appeal windows, settle reviews and appeals past their deadlines
+    (market.deadlines) and end tasks past their deadline.
 
     Safe in several processes at once: each task is handled in its own transaction under its row
     lock, taken with SKIP LOCKED so a task busy elsewhere waits for the next tick.
@@ -50,12 +52,20 @@ async def sweep() -> int:
             Task.status.in_(TASK_TRANSITIONS[TaskMove.EXPIRE].sources),
             Task.deadline <= current,
         ).limit(SWEEP_BATCH))).scalars())
+        reviewing = set((await session.execute(select(Claim.task_id).where(overdue_reviews(current))
+                                               .limit(SWEEP_BATCH))).scalars())
+        reviewing |= set((await session.execute(select(Appeal.task_id).where(overdue_appeals(current))
+                                                .limit(SWEEP_BATCH))).scalars())
     handled = 0
-    for task_id in sorted(lapsed | ending):
+    for task_id in sorted(lapsed | ending | reviewing):
         async with sessionmaker() as session:
             task = await lock_task(session, task_id, skip_locked=True)
             if task is None:
                 continue
+            # A review accepted by its deadline is decided before the task's own deadline ends it. Once this
+            # has written an event the task has a pending review or has completed: the expiry below then
+            # moves no money (lock order).
+            await settle_reviews(session, task, current)
             # Ending the task moves money before any event is written, so it goes first (lock order).
             if not await _expire_task(session, task, current):
                 await lapse_task(session, task, current)

@@ -22,6 +22,10 @@ Money = Decimal
 BoardStatus = StrEnum(  # type: ignore[misc]
     "BoardStatus", [(status.name, status.value) for status in TaskStatus if status is not TaskStatus.DRAFT])
 Share = Annotated[Decimal, Field(gt=0, le=1)]
+# Review deadlines (DESIGN.md section 14, market.deadlines): bounds from the settings, checked by the service.
+ReviewHours = Annotated[float, Field(gt=0, le=8760, description="Hours a reviewer has to decide a submission; "
+                                                                "the module's default when omitted.")]
+ReviewTimeout = Literal["accept", "escalate"]
 
 
 class TaskListQuery(CursorListQuery):
@@ -57,6 +61,10 @@ class _TaskFields(ApiModel):
         default=None, max_length=100,
         description="arena: share of the bounty per rank, fractions adding up to 1, e.g. [0.6, 0.3, 0.1].",
     )
+    reviewWithinHours: ReviewHours | None = None
+    onReviewTimeout: ReviewTimeout | None = Field(
+        default=None, description="At the review deadline: accept (and pay; the default) or escalate to the "
+                                  "admins (arena: always escalate).")
 
 
 class TaskCreate(_TaskFields):
@@ -80,6 +88,8 @@ class TaskUpdate(ApiModel):
     rubric: dict[str, Any] | None = None
     targetClaimId: str | None = Field(default=None, max_length=40)
     payoutSplit: list[Share] | None = Field(default=None, max_length=100)
+    reviewWithinHours: ReviewHours | None = None
+    onReviewTimeout: ReviewTimeout | None = None
 
 
 class FundRequest(ApiModel):
@@ -116,6 +126,8 @@ class AgentTask(BaseModel):
     createdAt: str = Field(description="RFC 3339 times, UTC, like every time in the API.")
     publishedAt: str | None
     endedAt: str | None = Field(description="When the task was completed, cancelled or expired.")
+    reviewWithinHours: float = Field(description="Hours a reviewer has to decide a submission.")
+    onReviewTimeout: str = Field(description="accept (paid by the deadline) or escalate (to the admins)")
 
 
 class ClaimCreated(BaseModel):
@@ -196,6 +208,13 @@ class SubmissionOut(BaseModel):
     submittedAt: str
 
 
+class Payout(BaseModel):
+    stage: Literal["escrowed", "due", "paid", "refunded", "forfeited"] = Field(
+        description="escrowed: held for the task; due: paid by the review deadline unless rejected first; paid; "
+                    "refunded: to the publisher; forfeited: this claim gets nothing (docs/lifecycle.md)")
+    at: str | None = Field(description="When it got there, or for due when it will be paid.")
+
+
 class AgentClaimStatus(BaseModel):
     """SPEC.md's AgentClaimStatus plus what a holder needs to follow review and settlement."""
 
@@ -222,6 +241,11 @@ class AgentClaimStatus(BaseModel):
     appealId: str | None
     rank: int | None
     payoutAmount: float
+    # Review deadlines and where the money is (DESIGN.md section 14).
+    reviewDueAt: str | None = Field(description="When a submission's review falls due (then onReviewTimeout).")
+    decidedBy: str | None = Field(description="reviewer or deadline, once decided")
+    escalatedAt: str | None = Field(description="When the undecided review went to the admins' queue.")
+    payout: Payout
 
 
 class ClaimDetail(AgentClaimStatus):
@@ -264,6 +288,7 @@ class AppealOut(CamelModel):
     comment: str | None
     created_at: Timestamp
     resolved_at: Timestamp | None
+    escalated_at: Timestamp | None = Field(description="Unresolved past its window: only admins resolve it now.")
 
 
 class JudgeTarget(BaseModel):

@@ -24,6 +24,7 @@ from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
 from bountyboard.market import locks, permissions, transitions
+from bountyboard.market.deadlines import default_timeout, review_rule_errors
 from bountyboard.market.models import (
     Appeal,
     Claim,
@@ -57,6 +58,7 @@ _PLAIN_FIELDS = {
     "claimTtlSeconds": "claim_ttl_seconds", "deadline": "deadline", "deliverables": "deliverables",
     "repositoryUrl": "repository_url", "sourceLanguage": "source_language", "targetLanguage": "target_language",
     "rubric": "rubric", "targetClaimId": "target_claim_id",
+    "reviewWithinHours": "review_within_hours", "onReviewTimeout": "on_review_timeout",
 }
 _TASK_COLUMNS = (*_PLAIN_FIELDS.values(), "bounty_cents", "payout_split")
 _REQUIRED_FIELDS = ("module", "title", "description", "bountyAmount", "maxClaims", "deliverables")
@@ -107,7 +109,8 @@ def _columns(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _check_task(session: AsyncSession, publisher: User, columns: dict[str, Any], task_id: str | None) -> None:
-    errors = task_rule_errors(Module(columns["module"]), columns)
+    columns["on_review_timeout"] = columns.get("on_review_timeout") or default_timeout(columns["module"])
+    errors = task_rule_errors(Module(columns["module"]), columns) + review_rule_errors(columns)
     deadline = columns.get("deadline")
     if deadline is not None and deadline <= now():
         errors.append({"field": "deadline", "message": "must be in the future"})
@@ -158,8 +161,8 @@ async def update_task(session: AsyncSession, publisher: User, task_id: str, data
         changes["claim_ttl_seconds"] = get_settings().default_claim_ttl_seconds
     merged = {column: getattr(task, column) for column in _TASK_COLUMNS} | changes
     await _check_task(session, publisher, merged, task.id)
-    for column, value in changes.items():
-        setattr(task, column, value)
+    for column in changes:
+        setattr(task, column, merged[column])  # as checked (defaults filled in)
     task.updated_at = now()
     await session.flush()
     return task
@@ -228,11 +231,20 @@ def _reviewable(reviewer: User) -> list[ColumnElement[bool]]:
     return [Task.publisher_id == reviewer.id]
 
 
+def _escalation(reviewer: User, escalated_at: Any, escalated: bool | None) -> list[ColumnElement[bool]]:
+    """Escalated reviews and appeals are the admins' queue (market.deadlines): only admins see them; an
+    admin may ask for them only (``escalated=true``) or for the others."""
+    if not permissions.is_admin(reviewer) or escalated is False:
+        return [escalated_at.is_(None)]
+    return [escalated_at.is_not(None)] if escalated else []
+
+
 async def review_queue(session: AsyncSession, reviewer: User, module: Module | None,
-                       params: PageParams) -> Page[ClaimDetail]:
+                       params: PageParams, escalated: bool | None = None) -> Page[ClaimDetail]:
     """Submissions awaiting a decision, oldest first."""
     query = select(Claim).join(Task, Task.id == Claim.task_id).where(
-        Claim.status == ClaimStatus.SUBMITTED, *_reviewable(reviewer))
+        Claim.status == ClaimStatus.SUBMITTED, *_reviewable(reviewer),
+        *_escalation(reviewer, Claim.escalated_at, escalated))
     if module is not None:
         query = query.where(Task.module == module.value)
     rows, total = await _page(session, query, (Claim.submitted_at, Claim.id), params)
@@ -240,9 +252,9 @@ async def review_queue(session: AsyncSession, reviewer: User, module: Module | N
 
 
 async def list_appeals(session: AsyncSession, reviewer: User, status: str | None,
-                       params: PageParams) -> Page[AppealOut]:
+                       params: PageParams, escalated: bool | None = None) -> Page[AppealOut]:
     query = select(Appeal).join(Claim, Claim.id == Appeal.claim_id).join(Task, Task.id == Appeal.task_id).where(
-        *_reviewable(reviewer))
+        *_reviewable(reviewer), *_escalation(reviewer, Appeal.escalated_at, escalated))
     if status is not None:
         query = query.where(Appeal.status == status)
     rows, total = await _page(session, query, (Appeal.created_at, Appeal.id), params)

@@ -19,6 +19,7 @@ from bountyboard.errors import ErrorCode, conflict, invalid
 from bountyboard.events.kinds import ClaimSubmittedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
+from bountyboard.market.deadlines import schedule_review
 from bountyboard.market.files.service import attachments_of
 from bountyboard.market.locks import locked_claim
 from bountyboard.market.models import Claim, Submission, Task
@@ -81,6 +82,7 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
     session.add(submission)
     move_claim(claim, ClaimMove.SUBMIT)
     claim.submitted_at = current
+    schedule_review(task, claim, current)
     await emit(session, ClaimSubmittedData(
         taskId=task.id, claimId=claim.id, submissionId=submission.id, resultType=submission.result_type,
         submittedAt=rfc3339(current), contentSha256=submission.content_sha256, reviewState=claim.review_state,

@@ -14,6 +14,7 @@ from bountyboard.accounts.models import Bot
 from bountyboard.clock import now, rfc3339
 from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.ledger.service import from_cents
+from bountyboard.market.deadlines import on_timeout, payout_of, review_hours
 from bountyboard.market.models import (
     OPEN_TASK_STATUSES,
     Appeal,
@@ -31,6 +32,7 @@ from bountyboard.market.schemas import (
     AppealOut,
     ClaimCreated,
     ClaimDetail,
+    Payout,
     SubmissionOut,
     SubmissionReceipt,
 )
@@ -71,7 +73,7 @@ def task_out(task: Task) -> AgentTask:
         payoutSplit=[bps / 10_000 for bps in task.payout_split] if task.payout_split else None,
         escrowStatus=escrow_status, escrowAmount=from_cents(escrow_cents), publisherId=task.publisher_id,
         createdAt=rfc3339(task.created_at) or "", publishedAt=rfc3339(task.published_at),
-        endedAt=rfc3339(task.ended_at),
+        endedAt=rfc3339(task.ended_at), reviewWithinHours=review_hours(task), onReviewTimeout=on_timeout(task),
     )
 
 
@@ -134,8 +136,14 @@ def _status_fields(claim: Claim, task: Task, submission: Submission | None, appe
         "submissionId": submission.id if submission else None, "reviewComment": claim.review_comment,
         "score": claim.score, "deliverables": claim.deliverable_ticks,
         "appealDeadline": rfc3339(claim.appeal_deadline), "appealId": appeal_id, "rank": claim.rank,
-        "payoutAmount": from_cents(claim.payout_cents),
+        "payoutAmount": from_cents(claim.payout_cents), **_deadline_fields(claim, task),
     }
+
+
+def _deadline_fields(claim: Claim, task: Task) -> dict[str, Any]:
+    stage, at = payout_of(claim, task)
+    return {"reviewDueAt": rfc3339(claim.review_due_at), "decidedBy": claim.decided_by,
+            "escalatedAt": rfc3339(claim.escalated_at), "payout": Payout(stage=stage, at=rfc3339(at))}
 
 
 async def claim_statuses(session: AsyncSession, claims: Sequence[Claim]) -> list[AgentClaimStatus]:

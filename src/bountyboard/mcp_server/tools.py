@@ -119,6 +119,14 @@ get_claim_status = _on_claim("get_claim_status", AsyncClient.claim_status)
 async def get_bot_reputation(ctx: Context, bot_id: Annotated[str, Field(description="A bot id (bot_...)")]
                              ) -> CallToolResult:
     return await _call(ctx, lambda client: client.reputation(bot_id))
+
+
+async def get_publisher_decisions(
+        ctx: Context, publisher_id: Annotated[str, Field(description="A task's publisherId (usr_...)")]
+) -> CallToolResult:
+    return await _call(ctx, lambda client: client.publisher_decisions(publisher_id))
+
+
 heartbeat_claim = _on_claim("heartbeat_claim", AsyncClient.heartbeat)
 release_claim = _on_claim("release_claim", AsyncClient.release)
 
@@ -220,7 +228,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(claim_task, "POST", "/v1/agent/tasks/{id}/claim",
              "Claim one task, only when ready to work on it; keep the claimId it answers."),
     ToolSpec(get_claim_status, "GET", "/v1/agent/claims/{id}/status",
-             "A claim's status, review state, expiry and nextAction.", read_only=True),
+             "A claim's status, review state, expiry and nextAction; when its review is due (reviewDueAt) and "
+             "where its money is (payout.stage: escrowed, due, paid, refunded or forfeited, with payout.at).",
+             read_only=True),
     ToolSpec(submit_result, "POST", "/v1/agent/claims/{id}/submit",
              "Submit the claim's result once. Safe to repeat: the same arguments give the first receipt."),
     ToolSpec(upload_file, "POST", "/v1/agent/claims/{id}/uploads/{fileKey}/complete",
@@ -238,6 +248,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(get_bot_reputation, "GET", "/v1/bots/{id}/reputation",
              "A bot's track record (yours or another's): recency-weighted outcomes, the success rate and its "
              "95 % interval, overall and per module.", read_only=True),
+    ToolSpec(get_publisher_decisions, "GET", "/v1/publishers/{id}/decisions",
+             "How fast a publisher decides submissions: median and 90th percentile hours to a decision, and the "
+             "share decided by the review deadline (no reviewer in time).", read_only=True),
 )
 
 

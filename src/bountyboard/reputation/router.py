@@ -8,6 +8,8 @@ from fastapi import APIRouter
 
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.errors import problem_responses
+from bountyboard.market import decisions
+from bountyboard.market.decisions import PublisherDecisions
 from bountyboard.reputation import service
 from bountyboard.reputation.schemas import BotReputationDetail, OperatorReputationDetail
 from bountyboard.storage.session import ReadSession
@@ -28,3 +30,11 @@ async def bot_reputation(id: str, session: ReadSession, actor: AnyKey) -> BotRep
             response_model=OperatorReputationDetail)
 async def operator_reputation(id: str, session: ReadSession, actor: AnyKey) -> OperatorReputationDetail:
     return await service.operator_reputation(session, id)
+
+
+@router.get("/publishers/{id}/decisions", summary="How fast a publisher's submissions are decided",
+            response_model=PublisherDecisions,
+            description="Median and 90th percentile hours from submission to the first decision (nearest rank), "
+                        "and the share decided by the review deadline. Public to any valid key.")
+async def publisher_decisions(id: str, session: ReadSession, actor: AnyKey) -> PublisherDecisions:
+    return await decisions.publisher_decisions(session, id)

@@ -13,6 +13,7 @@ from bountyboard.site.pages import (
     profile,
     public,
     publish,
+    publishers,
     reputation,
     review,
     webhooks,
@@ -21,7 +22,7 @@ from bountyboard.site.render import STATIC_DIR
 from bountyboard.site.security import SecurityHeadersMiddleware
 
 router = APIRouter(include_in_schema=False)
-for _pages in (public, account, profile, bots, reputation, webhooks, publish, review, benchhub, oauth):
+for _pages in (public, account, profile, bots, reputation, publishers, webhooks, publish, review, benchhub, oauth):
     router.include_router(_pages.router)
 
 
