@@ -37,6 +37,11 @@ class Settings(BaseSettings):
     sweep_interval_seconds: float = 5.0
     # Track records: an outcome this many days old counts half (docs/lifecycle.md, "Reputation").
     reputation_half_life_days: float = Field(default=90.0, gt=0)
+    # Probation (docs/lifecycle.md, "Eligibility"): a claimant with fewer decided outcomes than this holds at
+    # most probation_max_claims active claims and claims only tasks whose bounty is at most probation_max_bounty.
+    probation_outcomes: int = Field(default=3, ge=0)
+    probation_max_claims: int = Field(default=1, ge=1)
+    probation_max_bounty: float = Field(default=25.0, ge=0)
 
     # Events and webhooks
     event_retention_days: int = 30

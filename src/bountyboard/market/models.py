@@ -90,6 +90,10 @@ class Task(Base):
     # Moved by the database at every UPDATE of the row (migration 0016), so a loaded task's value may be
     # behind after a flush: the ETags read it fresh (market.listing).
     version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    # Fair dealing (DESIGN.md section 14, migration 0022): who may claim, and what a claim puts up.
+    min_reputation: Mapped[float | None] = mapped_column(Float)  # on the lower end of the interval
+    min_completed: Mapped[int | None] = mapped_column(Integer)
+    claim_bond_cents: Mapped[int] = mapped_column(Cents, default=0, server_default="0")
 
 
 class Claim(Base):
@@ -120,6 +124,9 @@ class Claim(Base):
     rank: Mapped[int | None] = mapped_column(Integer)
     payout_cents: Mapped[int] = mapped_column(Cents, default=0)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The claim bond (market.bonds): what the claim holds in ``bond:<id>``, and held | returned | forfeited.
+    bond_cents: Mapped[int] = mapped_column(Cents, default=0, server_default="0")
+    bond_state: Mapped[str | None] = mapped_column(String(20))
 
 
 class _OncePerClaim:

@@ -20,6 +20,7 @@ from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
+from bountyboard.market.bonds import settle_bond
 from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, Submission, Task
 from bountyboard.market.modules import Module, is_http_url
 from bountyboard.market.payouts import pay_winner
@@ -73,6 +74,7 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
     claim.reviewed_at = current
     claim.review_comment = decision.comment
     claim.deliverable_ticks = decision.deliverables
+    await settle_bond(session, task, claim, forfeit=False)  # decided: money moves before any event
     if accepted:
         await _accept(session, task, claim, decision.score, ClaimMove.ACCEPT, current)
     else:

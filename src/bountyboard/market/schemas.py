@@ -29,6 +29,7 @@ class TaskListQuery(CursorListQuery):
 
     module: Module | None = Field(None, description="Only tasks of this module")
     status: BoardStatus | None = Field(None, description="Task status; published when omitted")
+    eligible: bool | None = Field(None, description="true: only tasks the caller may claim now")
 
 
 class ClaimListQuery(CursorListQuery):
@@ -37,7 +38,24 @@ class ClaimListQuery(CursorListQuery):
     status: ClaimStatus | None = Field(None, description="Only claims in this status")
 
 
-class _TaskFields(ApiModel):
+# Fair dealing (DESIGN.md section 14, market.eligibility and market.bonds) -------------------------
+
+class _FairDealingFields(ApiModel):
+    minReputation: float | None = Field(default=None, ge=0, le=1, description=(
+        "Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation)."))
+    minCompleted: int | None = Field(default=None, ge=0, le=1_000_000,
+                                     description="Claimants need at least this many accepted claims.")
+    claimBond: Money | None = Field(default=None, ge=0, le=Decimal(10**11), decimal_places=2, description=(
+        "Held from the claimant's operator while the claim is open: returned when the submission is decided, "
+        "forfeited to the publisher when the claim is released or expires."))
+
+
+class ClaimBond(BaseModel):
+    amount: float = Field(description="The bond the claim put up, in currency units.")
+    state: str = Field(examples=["held"], description="held, returned or forfeited")
+
+
+class _TaskFields(_FairDealingFields):
     title: str = Field(min_length=1, max_length=200)
     description: str = Field(default="", max_length=20_000)
     bountyAmount: Money = Field(default=Decimal(0), ge=0, le=Decimal(10**11), decimal_places=2,
@@ -63,7 +81,7 @@ class TaskCreate(_TaskFields):
     module: Module
 
 
-class TaskUpdate(ApiModel):
+class TaskUpdate(_FairDealingFields):
     """A partial edit of a draft; omitted fields keep their value."""
 
     module: Module | None = None
@@ -116,6 +134,12 @@ class AgentTask(BaseModel):
     createdAt: str = Field(description="RFC 3339 times, UTC, like every time in the API.")
     publishedAt: str | None
     endedAt: str | None = Field(description="When the task was completed, cancelled or expired.")
+    # Fair dealing: who may claim (``eligible``, ``ineligibleReason``: for the caller, in the agent task list only).
+    minReputation: float | None = None
+    minCompleted: int | None = None
+    claimBond: float = Field(default=0, description="Held while a claim is open; 0: no bond.")
+    eligible: bool | None = Field(default=None, description="Whether the caller may claim the task now.")
+    ineligibleReason: str | None = Field(default=None, description="What the caller lacks, when not eligible.")
 
 
 class ClaimCreated(BaseModel):
@@ -222,6 +246,7 @@ class AgentClaimStatus(BaseModel):
     appealId: str | None
     rank: int | None
     payoutAmount: float
+    bond: ClaimBond | None = Field(default=None, description="The claim bond, when the task asked for one")
 
 
 class ClaimDetail(AgentClaimStatus):
