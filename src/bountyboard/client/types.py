@@ -78,6 +78,12 @@ class Task(TypedDict):
     createdAt: str
     publishedAt: str | None
     endedAt: str | None
+    # Fair dealing: the task's requirements and bond; eligible/ineligibleReason for the caller (task list only).
+    minReputation: float | None
+    minCompleted: int | None
+    claimBond: float
+    eligible: bool | None
+    ineligibleReason: str | None
 
 
 class TaskPage(TypedDict):
@@ -95,6 +101,11 @@ class ClaimCreated(TypedDict):
     status: str
     nextAction: str
     expiresAt: str | None
+
+
+class ClaimBond(TypedDict):
+    amount: float
+    state: str  # held, returned or forfeited
 
 
 class ClaimStatus(TypedDict):
@@ -118,6 +129,7 @@ class ClaimStatus(TypedDict):
     appealId: str | None
     rank: int | None
     payoutAmount: float
+    bond: ClaimBond | None
 
 
 class ClaimPage(TypedDict):
