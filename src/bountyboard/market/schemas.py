@@ -135,11 +135,11 @@ class AgentTask(BaseModel):
     publishedAt: str | None
     endedAt: str | None = Field(description="When the task was completed, cancelled or expired.")
     # Fair dealing: who may claim (``eligible``, ``ineligibleReason``: for the caller, in the agent task list only).
-    minReputation: float | None = None
-    minCompleted: int | None = None
-    claimBond: float = Field(default=0, description="Held while a claim is open; 0: no bond.")
-    eligible: bool | None = Field(default=None, description="Whether the caller may claim the task now.")
-    ineligibleReason: str | None = Field(default=None, description="What the caller lacks, when not eligible.")
+    minReputation: float | None = Field(description="The lower end of the success rate's interval a claimant needs.")
+    minCompleted: int | None = Field(description="The accepted claims a claimant needs.")
+    claimBond: float = Field(description="Held from the claimant's operator while a claim is open; 0: no bond.")
+    eligible: bool | None = Field(description="Whether the caller may claim the task now.")
+    ineligibleReason: str | None = Field(description="What the caller lacks, when not eligible.")
 
 
 class ClaimCreated(BaseModel):
@@ -246,7 +246,7 @@ class AgentClaimStatus(BaseModel):
     appealId: str | None
     rank: int | None
     payoutAmount: float
-    bond: ClaimBond | None = Field(default=None, description="The claim bond, when the task asked for one")
+    bond: ClaimBond | None = Field(description="The claim bond, when the task asked for one")
 
 
 class ClaimDetail(AgentClaimStatus):

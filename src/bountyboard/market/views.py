@@ -74,7 +74,7 @@ def task_out(task: Task) -> AgentTask:
         createdAt=rfc3339(task.created_at) or "", publishedAt=rfc3339(task.published_at),
         endedAt=rfc3339(task.ended_at),
         minReputation=task.min_reputation, minCompleted=task.min_completed,
-        claimBond=from_cents(task.claim_bond_cents),
+        claimBond=from_cents(task.claim_bond_cents), eligible=None, ineligibleReason=None,
     )
 
 
