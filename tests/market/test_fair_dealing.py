@@ -5,12 +5,16 @@ may claim it, bonds are returned or forfeited through the ledger, and a seeded r
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bountyboard.client import ApiError, Client
+from tests.client.loop import cli_env, run_cli
 from tests.market.support import GOOD_CONTENT, Market, claim, expect_problem, ok, status, submit
 from tests.support.api import Account, Bot
 from tests.support.server import LiveServer, psycopg_dsn
@@ -182,3 +186,33 @@ def test_a_random_run_keeps_the_ledger_balanced(market: Market, server: LiveServ
             assert bond_state == expected[claim_status], (claim_id, claim_status, bond_state)
             assert (held_cents > 0) == (bond_state == "held"), (claim_id, held_cents)
     assert {state for _, state, _ in states.values()} >= {None, "held", "returned", "forfeited"}
+
+
+def test_the_sdk_and_the_cli_show_eligibility_and_the_bond(market: Market, tmp_path: Path) -> None:
+    publisher = market.publisher(funds=100)
+    operator = market.operator()
+    market.credit(operator, 5)
+    bot = operator.bot()
+    picky = market.task(publisher, bounty=10, minCompleted=2)
+    bonded = market.task(publisher, bounty=10, claimBond=1.5)
+    with Client(bot.base_url, bot.key, state_path=tmp_path / "state.json") as client:
+        listed = {task["id"]: task for task in client.list_tasks(page_size=100)["data"]}
+        assert (listed[picky["id"]]["eligible"], listed[bonded["id"]]["claimBond"]) == (False, 1.5)
+        eligible = [task["id"] for task in client.iter_tasks(eligible=True)]
+        assert bonded["id"] in eligible and picky["id"] not in eligible
+        with pytest.raises(ApiError) as refused:
+            client.claim(picky["id"])
+        assert refused.value.status == 403 and refused.value.problem["code"] == "not_eligible"
+        assert refused.value.problem["reasons"][0]["requirement"] == "minCompleted"
+        held = client.claim(bonded["id"])["claimId"]
+        assert client.claim_status(held)["bond"] == {"amount": 1.5, "state": "held"}
+
+    env = cli_env(bot.base_url, bot.key, tmp_path)
+    plain = market.task(publisher, bounty=1)
+    table = run_cli("tasks", "list", env=env).stdout
+    assert "eligible" in table and "no: minCompleted" in table and "yes" in table
+    only = json.loads(run_cli("tasks", "list", "--eligible", "--json", env=env).stdout)["data"]
+    assert plain["id"] in [t["id"] for t in only] and picky["id"] not in [t["id"] for t in only]
+    assert all(task["eligible"] for task in only)
+    shown = json.loads(run_cli("status", held, "--json", env=env).stdout)
+    assert shown["bond"] == {"amount": 1.5, "state": "held"}
