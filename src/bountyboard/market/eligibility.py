@@ -25,8 +25,9 @@ from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ledger.money import format_money
 from bountyboard.ledger.service import from_cents, to_cents
-from bountyboard.market.models import Claim, Task, TaskStatus
+from bountyboard.market.models import Task, TaskStatus
 from bountyboard.market.modules import Module, is_claimable
+from bountyboard.market.service import holder_filter
 from bountyboard.statecache import StampedCache
 
 
@@ -70,15 +71,10 @@ def use_standing_reader(reader: StandingReader) -> None:
     _readers[:] = [reader]
 
 
-def _holder(actor: Actor) -> ColumnElement[bool]:
-    """The claims a caller's track record is made of: its bot's, or for a user key the operator's."""
-    return Claim.bot_id == actor.bot.id if actor.bot is not None else Claim.operator_id == actor.user_id
-
-
 async def standing_of(session: AsyncSession, actor: Actor, current: datetime) -> Standing:
     if not _readers:
         raise RuntimeError("no standing reader: bountyboard.app registers the reputation's at start")
-    return await _readers[0](session, _holder(actor), current)
+    return await _readers[0](session, holder_filter(actor), current)  # the caller's claims
 
 
 _standings: StampedCache[tuple[str, str], Standing] = StampedCache(1024)
