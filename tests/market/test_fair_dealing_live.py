@@ -80,8 +80,14 @@ def test_a_bot_on_probation_is_refused_with_the_reason_and_the_list_says_so(cloc
         submit(bot, rejected, GOOD_CONTENT["fun"])
         ok(reviewer.http.post(f"/v1/review/claims/{rejected}", json={"decision": "reject"}))
     assert _listed(bot)[big["id"]]["eligible"] is False  # rejections in their appeal window are not decided yet
+    before = bot.http.get("/v1/agent/tasks", params={"pageSize": 100})
+    assert bot.http.get("/v1/agent/tasks", params={"pageSize": 100},
+                        headers={"If-None-Match": before.headers["etag"]}).status_code == 304
     market.admin.advance_clock(APPEAL_WINDOW + 1)
-    assert _listed(bot)[big["id"]]["eligible"] is True
+    # The clock moved the bot's standing (and the sweep reopens the rejected tasks): no stale 304.
+    after = bot.http.get("/v1/agent/tasks", params={"pageSize": 100}, headers={"If-None-Match": before.headers["etag"]})
+    assert after.status_code == 200 and after.headers["etag"] != before.headers["etag"]
+    assert {t["id"]: t for t in after.json()["data"]}[big["id"]]["eligible"] is True
     claim(bot, other["id"])
     claim(bot, big["id"])
 
