@@ -45,6 +45,9 @@ def test_an_ineligible_bot_is_refused_with_the_reason_and_the_list_says_so(marke
                                                       "success rate's interval; the claimant's is 0.0000")
     assert board[seasoned["id"]]["ineligibleReason"] == ("minCompleted: the task asks for 1 completed claims; the "
                                                          "claimant has 0")
+    one = bot.http.get(f"/v1/agent/tasks/{picky['id']}")
+    assert one.json()["ineligibleReason"] == board[picky["id"]]["ineligibleReason"]
+    assert publisher.http.get(f"/v1/agent/tasks/{picky['id']}").headers["etag"] != one.headers["etag"]
     eligible = _listed(bot, eligible=True)
     assert plain["id"] in eligible and not {picky["id"], seasoned["id"]} & set(eligible)
     assert all(task["eligible"] for task in eligible.values())
@@ -59,12 +62,18 @@ def test_an_ineligible_bot_is_refused_with_the_reason_and_the_list_says_so(marke
     assert [(r["requirement"], r["required"], r["actual"]) for r in refused["reasons"]] == [("minCompleted", 1, 0)]
 
     # One accepted claim: minCompleted 1 is met; 1 of 1 has a lower end of 0.1467, below 0.5.
+    seen = bot.http.get(f"/v1/agent/tasks/{seasoned['id']}")
+    assert bot.http.get(f"/v1/agent/tasks/{seasoned['id']}",
+                        headers={"If-None-Match": seen.headers["etag"]}).status_code == 304
     held = claim(bot, plain["id"])
     submit(bot, held, GOOD_CONTENT["fun"])
     ok(reviewer.http.post(f"/v1/review/claims/{held}", json={"decision": "accept"}))
     board = _listed(bot)
     assert board[seasoned["id"]]["eligible"] is True and seasoned["id"] in _listed(bot, eligible=True)
     assert board[picky["id"]]["ineligibleReason"].endswith("the claimant's is 0.1467")
+    # The bot's standing changed, not the task: its ETag of the task changed all the same.
+    again = bot.http.get(f"/v1/agent/tasks/{seasoned['id']}", headers={"If-None-Match": seen.headers["etag"]})
+    assert again.status_code == 200 and again.json()["eligible"] is True
     expect_problem(bot.http.post(f"/v1/agent/tasks/{picky['id']}/claim"), 403, "not_eligible")
     claim(bot, seasoned["id"])
 

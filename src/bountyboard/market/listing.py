@@ -100,9 +100,9 @@ def _task_state(task: Any) -> tuple[str, int, str]:
     return task.id, task.version, task_next_action(task)
 
 
-def task_etag(task: Task) -> str:
-    """The ETag of one task's answer (``GET /v1/agent/tasks/{id}``)."""
-    return weak_etag(["task", *_task_state(task)])
+def task_etag(task: Task, caller: Caller) -> str:
+    """The ETag of one task's answer to ``caller`` (``GET /v1/agent/tasks/{id}``)."""
+    return weak_etag(["task", *_task_state(task), *caller.key])
 
 
 def _next_deadline(rows: list[Any]) -> datetime | None:
@@ -115,7 +115,8 @@ def _next_deadline(rows: list[Any]) -> datetime | None:
 _pages: StampedCache[tuple[object, ...], tuple[bytes | None, str]] = StampedCache(256)
 
 
-def _listed(row: Any, caller: Caller | None) -> AgentTask:
+def task_for(row: Any, caller: Caller | None) -> AgentTask:
+    """A task (or a Core row of its columns) as answered to ``caller``, with ``eligible`` for it."""
     task = task_out(cast(Task, row))  # a Core row has the attributes task_out reads from a Task
     if caller is not None:
         task.eligible, task.ineligibleReason = eligibility(row, caller, task.nextAction)
@@ -126,7 +127,7 @@ async def agent_tasks(session: AsyncSession, query: TaskQuery) -> tuple[KeysetPa
     """The page, its ETag and when the clock alone will change it."""
     rows, more, total = await query.page(session, *_TASK_COLUMNS)
     last = Cursor(at=rows[-1].published_at, id=rows[-1].id) if rows else None
-    page = KeysetPage[AgentTask].after([_listed(row, query.caller) for row in rows], query.params, total, more, last)
+    page = KeysetPage[AgentTask].after([task_for(row, query.caller) for row in rows], query.params, total, more, last)
     return page, query.etag(total, rows), _next_deadline(rows)
 
 

@@ -77,10 +77,11 @@ async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TAS
 async def get_task(id: str, request: Request, session: ReadSession,
                    actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
     task = await service.get_task_for(session, actor.user, id)
-    etag = listing.task_etag(task)
+    caller = await eligibility.caller_of(session, actor, await state_stamp(session), now())
+    etag = listing.task_etag(task, caller)
     if still_fresh(request.headers.get("if-none-match"), etag):
         return not_modified(etag)
-    return json_with_etag(views.task_out(task).model_dump_json().encode(), etag)
+    return json_with_etag(listing.task_for(task, caller).model_dump_json().encode(), etag)
 
 
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,
