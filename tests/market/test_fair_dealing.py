@@ -117,6 +117,13 @@ def test_a_claim_bond_is_forfeited_on_expiry_and_release_and_returned_on_decisio
     assert status(bot, accepted)["bond"] == {"amount": 6, "state": "returned"}
     assert market.balance(operator) == 16  # the bond back and the bounty
 
+    # The publisher's cancellation is not the claimant's failure: the bond comes back.
+    cancelled = _bonded(market, publisher, bond=6)
+    held = claim(bot, cancelled["id"])
+    assert market.balance(operator) == 10
+    ok(publisher.http.post(f"/v1/tasks/{cancelled['id']}/cancel"))
+    assert status(bot, held)["bond"]["state"] == "returned" and market.balance(operator) == 16
+
     # Without the bond in the balance there is no claim; a task without a bond asks for none.
     poor = market.operator().bot()
     expect_problem(poor.http.post(f"/v1/agent/tasks/{_bonded(market, publisher)['id']}/claim"), 402,
