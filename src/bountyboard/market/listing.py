@@ -5,8 +5,9 @@ task's, names each listed task's version (``tasks.version``, which the database 
 of the row, migration 0016) and its next action, which also moves with the clock when a deadline
 passes. A poller that sends the ETag back gets 304 after a narrow query of just those columns.
 
-Pages are the same for every caller, so a page's JSON is kept (``statecache``) and served again while
-the database is unchanged and no listed deadline has passed: a poll then costs no query of its own.
+A page's JSON is kept (``statecache``) per query and per caller standing (its ``eligible`` flags,
+market.eligibility; the standing is kept too) and served again while the database is unchanged and no
+listed deadline has passed: a poll then costs no query of its own.
 """
 
 from __future__ import annotations
