@@ -28,6 +28,7 @@ from bountyboard.events.router import router as events_router
 from bountyboard.events.testdns import install as install_test_resolver
 from bountyboard.idempotency import IdempotencyMiddleware
 from bountyboard.ledger.router import router as ledger_router
+from bountyboard.market.eligibility import use_standing_reader
 from bountyboard.market.files.router import router as files_router
 from bountyboard.market.router import agent_router, publisher_router, review_router
 from bountyboard.mcp_server import http as mcp_endpoint
@@ -37,6 +38,7 @@ from bountyboard.meta.router import router as meta_router
 from bountyboard.querystrings import QueryStringMiddleware
 from bountyboard.ratelimit import RateLimitHeadersMiddleware, storage_answers, storage_outages
 from bountyboard.reputation.router import router as reputation_router
+from bountyboard.reputation.service import standing
 from bountyboard.requestlog import RequestIdMiddleware, configure_logging
 from bountyboard.site.router import install as install_site
 from bountyboard.storage.engine import get_database
@@ -86,6 +88,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 def create_app() -> FastAPI:
     configure_logging()  # again here: server processes started by uvicorn's --workers do not inherit it
     install_test_resolver(get_settings())  # nothing unless a test deployment names a hosts file
+    use_standing_reader(standing)  # eligibility (market) reads the track records (reputation, a layer above)
     app = FastAPI(
         title=API_TITLE,
         version=API_VERSION,

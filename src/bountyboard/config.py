@@ -45,6 +45,12 @@ class Settings(BaseSettings):
     review_due_warning_seconds: int = Field(default=12 * 3600, ge=0)
     appeal_resolve_window_seconds: int = Field(default=72 * 3600, ge=1)
 
+    # Probation (docs/lifecycle.md, "Eligibility"): a claimant with fewer decided outcomes than this holds at
+    # most probation_max_claims active claims and claims only tasks whose bounty is at most probation_max_bounty.
+    probation_outcomes: int = Field(default=3, ge=0)
+    probation_max_claims: int = Field(default=1, ge=1)
+    probation_max_bounty: float = Field(default=25.0, ge=0)
+
     # Events and webhooks
     event_retention_days: int = 30
     webhook_allow_private: bool = False

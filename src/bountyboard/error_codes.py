@@ -73,6 +73,8 @@ class ErrorCode(StrEnum):
     ACTIVE_CLAIM_LIMIT = "active_claim_limit", 409, "The bot holds as many active claims as it may."
     MODULE_NOT_CLAIMABLE = "module_not_claimable", 409, "Tasks of this module cannot be claimed."
     OWN_TASK = "own_task", 409, "A publisher cannot claim their own task."
+    NOT_ELIGIBLE = "not_eligible", 403, ("The claimant does not meet the task's requirements (minReputation, "
+                                         "minCompleted) or the limits of probation; `reasons` names what is missing.")
     DEADLINE_PASSED = "deadline_passed", 409, "The task passed its deadline."
     CLAIM_EXPIRED = "claim_expired", 409, "The claim expired before this action."
     CLAIM_REQUIRED = "claim_required", 403, "Reading this needs a claim on the judge task."

@@ -80,6 +80,8 @@ def test_the_async_client_works_the_loop(server: LiveServer, market: Marketplace
             start = await client.latest_cursor()
             found = [seen async for seen in client.iter_tasks(status="published") if seen["id"] == task["id"]]
             assert found and found[0]["nextAction"] == "claim"
+            eligible = (await client.list_tasks(eligible=True, page_size=100))["data"]
+            assert [t["eligible"] for t in eligible if t["id"] == task["id"]] == [True]
             claim_id = (await client.claim(task["id"]))["claimId"]
             assert claim_id in client.persisted_claims()
             receipt = await client.submit(claim_id, "text", "quicksort")

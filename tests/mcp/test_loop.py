@@ -30,6 +30,9 @@ def test_an_mcp_client_works_the_loop_and_is_refused_without_the_scope(
             assert all(tool.output_schema for tool in tools.tools)
             listed = answer(await client.call_tool("list_tasks", {"module": "fun"}))
             assert task["id"] in [item["id"] for item in listed["data"]]
+            eligible = answer(await client.call_tool("list_tasks", {"module": "fun", "eligible": True}))
+            assert [(t["eligible"], t["ineligibleReason"]) for t in eligible["data"] if t["id"] == task["id"]] == [
+                (True, None)]
             claimed = answer(await client.call_tool("claim_task", {"task_id": task["id"]}))
             assert claimed["taskId"] == task["id"] and claimed["nextAction"] == "submit"
             receipt = answer(await client.call_tool("submit_result", {

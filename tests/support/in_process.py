@@ -71,7 +71,7 @@ def _settings_for(data_dir: Path) -> None:
             "DATA_DIR": str(data_dir), "DATABASE_URL": f"sqlite+aiosqlite:///{data_dir / 'bountyboard.db'}",
             "BASE_URL": BASE_URL, "ADMIN_EMAIL": ADMIN_EMAIL, "ADMIN_PASSWORD": ADMIN_PASSWORD,
             "SECRET_KEY": "fast-tier-secret", "RUN_DISPATCHER": "false", "ENABLE_TEST_CLOCK": "true",
-            "WEBHOOK_ALLOW_PRIVATE": "true", "LOG_LEVEL": "WARNING",
+            "WEBHOOK_ALLOW_PRIVATE": "true", "LOG_LEVEL": "WARNING", "PROBATION_OUTCOMES": "0",
         }.items():
             env.setenv(f"BOUNTYBOARD_{name}", value)
         env.delenv("BOUNTYBOARD_REDIS_URL", raising=False)

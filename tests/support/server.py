@@ -89,6 +89,8 @@ class LiveServer:
             "BOUNTYBOARD_WEBHOOK_ALLOW_PRIVATE": "true",
             "BOUNTYBOARD_ENABLE_TEST_CLOCK": "true",
             "BOUNTYBOARD_LOG_LEVEL": "WARNING",
+            # No probation (market.eligibility) unless a test asks for it: most tests' bots are new.
+            "BOUNTYBOARD_PROBATION_OUTCOMES": "0",
             **(env or {}),
         }
         self.env = {name: value for name, value in merged.items() if value is not None}

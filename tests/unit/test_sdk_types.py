@@ -28,6 +28,7 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "TaskPage": ("KeysetPage_AgentTask_",),
     "ClaimCreated": ("ClaimCreated",),
     "ClaimStatus": ("AgentClaimStatus",),
+    "ClaimBond": ("ClaimBond",),
     "ClaimPage": ("KeysetPage_AgentClaimStatus_",),
     "Attachment": ("Attachment",),
     "Upload": ("UploadOut",),

@@ -1311,6 +1311,8 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /** @description The claim bond, when the task asked for one */
+            bond: components["schemas"]["ClaimBond"] | null;
         };
         /** AgentManifest */
         AgentManifest: {
@@ -1466,6 +1468,31 @@ export interface components {
              * @description When the task was completed, cancelled or expired.
              */
             endedAt: string | null;
+            /**
+             * Minreputation
+             * @description The lower end of the success rate's interval a claimant needs.
+             */
+            minReputation: number | null;
+            /**
+             * Mincompleted
+             * @description The accepted claims a claimant needs.
+             */
+            minCompleted: number | null;
+            /**
+             * Claimbond
+             * @description Held from the claimant's operator while a claim is open; 0: no bond.
+             */
+            claimBond: number;
+            /**
+             * Eligible
+             * @description Whether the caller may claim the task now.
+             */
+            eligible: boolean | null;
+            /**
+             * Ineligiblereason
+             * @description What the caller lacks, when not eligible.
+             */
+            ineligibleReason: string | null;
         };
         /** ApiKeyCreate */
         ApiKeyCreate: {
@@ -1818,6 +1845,20 @@ export interface components {
             /** Scopes */
             scopes: string[];
         };
+        /** ClaimBond */
+        ClaimBond: {
+            /**
+             * Amount
+             * @description The bond the claim put up, in currency units.
+             */
+            amount: number;
+            /**
+             * State
+             * @description held, returned or forfeited
+             * @example held
+             */
+            state: string;
+        };
         /** ClaimCreated */
         ClaimCreated: {
             /**
@@ -1900,6 +1941,8 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /** @description The claim bond, when the task asked for one */
+            bond: components["schemas"]["ClaimBond"] | null;
             /** Tasktitle */
             taskTitle: string;
             /**
@@ -2590,6 +2633,21 @@ export interface components {
         };
         /** TaskCreate */
         TaskCreate: {
+            /**
+             * Minreputation
+             * @description Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation).
+             */
+            minReputation?: number | null;
+            /**
+             * Mincompleted
+             * @description Claimants need at least this many accepted claims.
+             */
+            minCompleted?: number | null;
+            /**
+             * Claimbond
+             * @description Held from the claimant's operator while the claim is open: returned when the submission is decided, forfeited to the publisher when the claim is released or expires.
+             */
+            claimBond?: number | string | null;
             /** Title */
             title: string;
             /**
@@ -2668,6 +2726,21 @@ export interface components {
          * @description A partial edit of a draft; omitted fields keep their value.
          */
         TaskUpdate: {
+            /**
+             * Minreputation
+             * @description Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation).
+             */
+            minReputation?: number | null;
+            /**
+             * Mincompleted
+             * @description Claimants need at least this many accepted claims.
+             */
+            minCompleted?: number | null;
+            /**
+             * Claimbond
+             * @description Held from the claimant's operator while the claim is open: returned when the submission is decided, forfeited to the publisher when the claim is released or expires.
+             */
+            claimBond?: number | string | null;
             module?: components["schemas"]["Module"] | null;
             /** Title */
             title?: string | null;
@@ -3235,6 +3308,8 @@ export interface operations {
                 module?: components["schemas"]["Module"] | null;
                 /** @description Task status; published when omitted */
                 status?: components["schemas"]["BoardStatus"] | null;
+                /** @description true: only tasks the caller may claim now */
+                eligible?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -3284,7 +3359,12 @@ export interface operations {
                      *           "publisherId": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
-                     *           "endedAt": "2026-01-01T12:00:00Z"
+                     *           "endedAt": "2026-01-01T12:00:00Z",
+                     *           "minReputation": 1,
+                     *           "minCompleted": 1,
+                     *           "claimBond": 1,
+                     *           "eligible": true,
+                     *           "ineligibleReason": "example"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -3494,7 +3574,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -3915,7 +4000,11 @@ export interface operations {
                      *           "appealDeadline": "example",
                      *           "appealId": "example",
                      *           "rank": 1,
-                     *           "payoutAmount": 1
+                     *           "payoutAmount": 1,
+                     *           "bond": {
+                     *             "amount": 1,
+                     *             "state": "held"
+                     *           }
                      *         }
                      *       ],
                      *       "page": 1,
@@ -4107,7 +4196,11 @@ export interface operations {
                      *       "appealDeadline": "example",
                      *       "appealId": "example",
                      *       "rank": 1,
-                     *       "payoutAmount": 1
+                     *       "payoutAmount": 1,
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -4559,7 +4652,11 @@ export interface operations {
                      *       "appealDeadline": "example",
                      *       "appealId": "example",
                      *       "rank": 1,
-                     *       "payoutAmount": 1
+                     *       "payoutAmount": 1,
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -4794,7 +4891,11 @@ export interface operations {
                      *       "appealDeadline": "example",
                      *       "appealId": "example",
                      *       "rank": 1,
-                     *       "payoutAmount": 1
+                     *       "payoutAmount": 1,
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -7363,7 +7464,12 @@ export interface operations {
                      *           "publisherId": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
-                     *           "endedAt": "2026-01-01T12:00:00Z"
+                     *           "endedAt": "2026-01-01T12:00:00Z",
+                     *           "minReputation": 1,
+                     *           "minCompleted": 1,
+                     *           "claimBond": 1,
+                     *           "eligible": true,
+                     *           "ineligibleReason": "example"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -7580,7 +7686,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -7840,7 +7951,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8039,7 +8155,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8283,7 +8404,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8549,7 +8675,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8793,7 +8924,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9046,7 +9182,12 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9327,6 +9468,10 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "bond": {
+                     *             "amount": 1,
+                     *             "state": "held"
+                     *           },
                      *           "taskTitle": "example",
                      *           "taskDeliverables": [
                      *             "example"
@@ -9540,6 +9685,10 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "bond": {
+                     *             "amount": 1,
+                     *             "state": "held"
+                     *           },
                      *           "taskTitle": "example",
                      *           "taskDeliverables": [
                      *             "example"
@@ -9740,6 +9889,10 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       },
                      *       "taskTitle": "example",
                      *       "taskDeliverables": [
                      *         "example"

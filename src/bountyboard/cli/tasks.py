@@ -16,7 +16,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from bountyboard.cli import tables
 from bountyboard.cli.session import JsonFlag, client_session, console, err_console, show
 from bountyboard.client import Client, attachment_of
-from bountyboard.client.types import Attachment
+from bountyboard.client.types import Attachment, Task
 from bountyboard.ledger.money import format_money
 
 LARGE_UPLOAD_BYTES = 4 * 1024**2  # uploads above this show a progress bar
@@ -29,16 +29,23 @@ def tasks_list(
     module: Annotated[str | None, typer.Option(help="Only this module.")] = None,
     status: Annotated[str | None, typer.Option(help="Task status (published when omitted).")] = None,
     page: Annotated[int, typer.Option(min=1)] = 1,
+    eligible: Annotated[bool, typer.Option("--eligible", help="Only tasks this key may claim now.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """List tasks with their allowed artifact types and next action."""
+    """List tasks with their allowed artifact types, next action and whether this key may claim them."""
     with client_session() as client:
-        result = client.list_tasks(module=module, status=status, page=page)
+        result = client.list_tasks(module=module, status=status, page=page, eligible=eligible)
     show(result, as_json, lambda found: tables.table(
         f"Tasks (page {found['page']}, {found['total']} in all)",
-        ["id", "module", "title", "status", "bounty", "claims", "artifact types", "next"],
+        ["id", "module", "title", "status", "bounty", "claims", "artifact types", "next", "eligible"],
         [[t["id"], t["module"], t["title"], t["status"], format_money(t["bountyAmount"]), t["currentClaims"],
-          ", ".join(t["allowedArtifactTypes"]), t["nextAction"]] for t in found["data"]]))
+          ", ".join(t["allowedArtifactTypes"]), t["nextAction"], _eligibility(t)] for t in found["data"]]))
+
+
+def _eligibility(task: Task) -> str:
+    if task.get("eligible") is None:
+        return "-"
+    return "yes" if task["eligible"] else f"no: {task.get('ineligibleReason') or ''}"
 
 
 @tasks_app.command("show")

@@ -81,14 +81,17 @@ class Client(BaseClient):
     # Tasks and claims -----------------------------------------------------------------------------
 
     def list_tasks(self, *, module: str | None = None, status: str | None = None, page: int | None = None,
-                   page_size: int | None = None, after: str | None = None) -> t.TaskPage:
-        """One page of the tasks the key may see (``GET /v1/agent/tasks``); ``after`` is a page's ``nextCursor``."""
-        op = self._ops.list_tasks(module=module, status=status, page=page, page_size=page_size, after=after)
+                   page_size: int | None = None, after: str | None = None, eligible: bool = False) -> t.TaskPage:
+        """One page of the tasks the key may see (``GET /v1/agent/tasks``); ``after`` is a page's ``nextCursor``;
+        ``eligible``: only those the caller may claim now (each task says ``eligible`` and ``ineligibleReason``)."""
+        op = self._ops.list_tasks(module=module, status=status, page=page, page_size=page_size, after=after,
+                                  eligible=eligible)
         return self._run(op)
 
-    def iter_tasks(self, *, module: str | None = None, status: str | None = None) -> Iterator[t.Task]:
+    def iter_tasks(self, *, module: str | None = None, status: str | None = None,
+                   eligible: bool = False) -> Iterator[t.Task]:
         """Every task, following ``nextCursor`` (stable while tasks arrive) or, without one, page numbers."""
-        return self._stream(self._ops.iter_tasks(module=module, status=status))
+        return self._stream(self._ops.iter_tasks(module=module, status=status, eligible=eligible))
 
     def get_task(self, task_id: str) -> t.Task:
         """A task (``GET /v1/agent/tasks/{taskId}``, needs ``tasks:read``)."""

@@ -94,18 +94,21 @@ class Operations:
     # Tasks and claims ----------------------------------------------------------------------------
 
     def list_tasks(self, *, module: str | None = None, status: str | None = None, page: int | None = None,
-                   page_size: int | None = None, after: str | None = None) -> Op[t.TaskPage]:
-        """One page of the tasks the key may see (``GET /v1/agent/tasks``); ``after`` is a page's ``nextCursor``."""
+                   page_size: int | None = None, after: str | None = None, eligible: bool = False) -> Op[t.TaskPage]:
+        """One page of the tasks the key may see (``GET /v1/agent/tasks``); ``after`` is a page's ``nextCursor``;
+        ``eligible``: only those the caller may claim now (each task says ``eligible`` and ``ineligibleReason``)."""
         yield from self._need(Scope.TASKS_READ, "listing tasks")
-        params = {"module": module, "status": status, "page": page, "pageSize": page_size, "after": after}
+        params = {"module": module, "status": status, "page": page, "pageSize": page_size, "after": after,
+                  "eligible": "true" if eligible else None}
         return cast(t.TaskPage, (yield Call("GET", "/v1/agent/tasks", params)))
 
-    def iter_tasks(self, *, module: str | None = None, status: str | None = None) -> Stream[t.Task]:
+    def iter_tasks(self, *, module: str | None = None, status: str | None = None,
+                   eligible: bool = False) -> Stream[t.Task]:
         """Every task, following ``nextCursor`` (stable while tasks arrive) or, without one, page numbers."""
         page, after = 1, None
         while True:
             result = yield from self.list_tasks(module=module, status=status, page=None if after else page,
-                                                after=after)
+                                                after=after, eligible=eligible)
             for task in result["data"]:
                 yield Item(task)
             if not result["hasMore"]:

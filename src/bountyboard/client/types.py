@@ -81,6 +81,13 @@ class Task(TypedDict):
     reviewWithinHours: float
     onReviewTimeout: str
 
+    # Fair dealing: the task's requirements and bond; eligible/ineligibleReason for the caller (task list only).
+    minReputation: float | None
+    minCompleted: int | None
+    claimBond: float
+    eligible: bool | None
+    ineligibleReason: str | None
+
 
 class TaskPage(TypedDict):
     data: list[Task]
@@ -105,6 +112,10 @@ class Payout(TypedDict):
 
     stage: Literal["escrowed", "due", "paid", "refunded", "forfeited"]
     at: str | None
+
+class ClaimBond(TypedDict):
+    amount: float
+    state: str  # held, returned or forfeited
 
 
 class ClaimStatus(TypedDict):
@@ -132,6 +143,8 @@ class ClaimStatus(TypedDict):
     decidedBy: str | None
     escalatedAt: str | None
     payout: Payout
+
+    bond: ClaimBond | None
 
 
 class ClaimPage(TypedDict):

@@ -34,6 +34,10 @@ class EntryKind(StrEnum):
     FUND = "fund"
     PAYOUT = "payout"
     REFUND = "refund"
+    # Claim bonds (market.bonds): held from the claimant's operator, then returned or forfeited to the publisher.
+    BOND = "bond"
+    BOND_RETURN = "bond_return"
+    BOND_FORFEIT = "bond_forfeit"
 
 
 def user_account(user_id: str) -> str:
@@ -42,6 +46,10 @@ def user_account(user_id: str) -> str:
 
 def escrow_account(task_id: str) -> str:
     return f"escrow:{task_id}"
+
+
+def bond_account(claim_id: str) -> str:
+    return f"bond:{claim_id}"
 
 
 def to_cents(amount: Decimal | int | str, field: str = "amount") -> int:

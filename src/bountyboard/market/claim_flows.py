@@ -18,6 +18,8 @@ from bountyboard.errors import ErrorCode, conflict, not_found
 from bountyboard.events.kinds import TaskClaimedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
+from bountyboard.market.bonds import hold_bond
+from bountyboard.market.eligibility import require_eligible
 from bountyboard.market.locks import lock_holder, lock_task
 from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
 from bountyboard.market.modules import Module, is_claimable
@@ -74,6 +76,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
         raise task_conflict(task, "claim")
     if task.deadline is not None and task.deadline <= current:
         raise conflict(ErrorCode.DEADLINE_PASSED, f"Task {task.id} passed its deadline.", currentStatus=task.status)
+    await require_eligible(session, actor, task, current)
     await _check_holder(session, actor, task, limit, current)
     claim = Claim(
         id=new_id("clm"), task_id=task.id, bot_id=actor.bot_id, operator_id=actor.user_id,
@@ -83,6 +86,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     session.add(claim)
     take_slot(task)
     task.updated_at = current
+    await hold_bond(session, task, claim)
     await emit(session, TaskClaimedData(
         taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,
         module=task.module, status=claim.status, expiresAt=rfc3339(claim.expires_at),

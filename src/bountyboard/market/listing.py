@@ -5,8 +5,9 @@ task's, names each listed task's version (``tasks.version``, which the database 
 of the row, migration 0016) and its next action, which also moves with the clock when a deadline
 passes. A poller that sends the ETag back gets 304 after a narrow query of just those columns.
 
-Pages are the same for every caller, so a page's JSON is kept (``statecache``) and served again while
-the database is unchanged and no listed deadline has passed: a poll then costs no query of its own.
+A page's JSON is kept (``statecache``) per query and per caller standing (its ``eligible`` flags,
+market.eligibility; the standing is kept too) and served again while the database is unchanged and no
+listed deadline has passed: a poll then costs no query of its own.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
+from bountyboard.clock import now
 from bountyboard.conditional import still_fresh, weak_etag
 from bountyboard.errors import invalid
+from bountyboard.market.eligibility import Caller, eligibility, eligible_filter
 from bountyboard.market.models import Claim, ClaimStatus, Task, TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import AgentClaimStatus, AgentTask
@@ -46,19 +49,26 @@ class TaskQuery:
     status: TaskStatus
     params: PageParams
     after: Cursor | None
+    # For whom the page says ``eligible`` (None: nobody), and whether it lists only what the caller may claim.
+    caller: Caller | None = None
+    eligible_only: bool = False
 
     @classmethod
-    def of(cls, module: Module | None, status: TaskStatus | None, params: PageParams, after: str | None) -> TaskQuery:
+    def of(cls, module: Module | None, status: TaskStatus | None, params: PageParams, after: str | None,
+           caller: Caller | None = None, eligible_only: bool = False) -> TaskQuery:
         if status is TaskStatus.DRAFT:
             raise invalid("Drafts are not listed; status is one of published, in_progress, completed, cancelled, "
                           "expired.", [{"field": "status", "message": "drafts are not listed"}])
-        return cls(module, status or TaskStatus.PUBLISHED, params, Cursor.decode(after, params) if after else None)
+        return cls(module, status or TaskStatus.PUBLISHED, params, Cursor.decode(after, params) if after else None,
+                   caller, eligible_only and caller is not None)
 
     def _filters(self) -> list[ColumnElement[bool]]:
         # A draft cancelled before publication was never public: it is not listed either.
         filters = [Task.status == self.status, Task.published_at.is_not(None)]
         if self.module is not None:
             filters.append(Task.module == self.module.value)
+        if self.eligible_only and self.caller is not None:
+            filters.extend(eligible_filter(self.caller, now()))
         return filters
 
     async def page(self, session: AsyncSession, *columns: Any) -> tuple[list[Any], bool, int]:
@@ -79,7 +89,8 @@ class TaskQuery:
     @property
     def key(self) -> tuple[object, ...]:
         after = (self.after.at, self.after.id) if self.after else None
-        return self.module, self.status, self.params.page, self.params.pageSize, after
+        caller = self.caller.key if self.caller else None
+        return self.module, self.status, self.params.page, self.params.pageSize, after, caller, self.eligible_only
 
     def etag(self, total: int, rows: list[Any]) -> str:
         return weak_etag([*self.key, total, *map(_task_state, rows)])
@@ -90,9 +101,9 @@ def _task_state(task: Any) -> tuple[str, int, str]:
     return task.id, task.version, task_next_action(task)
 
 
-def task_etag(task: Task) -> str:
-    """The ETag of one task's answer (``GET /v1/agent/tasks/{id}``)."""
-    return weak_etag(["task", *_task_state(task)])
+def task_etag(task: Task, caller: Caller) -> str:
+    """The ETag of one task's answer to ``caller`` (``GET /v1/agent/tasks/{id}``)."""
+    return weak_etag(["task", *_task_state(task), *caller.key])
 
 
 def _next_deadline(rows: list[Any]) -> datetime | None:
@@ -105,12 +116,19 @@ def _next_deadline(rows: list[Any]) -> datetime | None:
 _pages: StampedCache[tuple[object, ...], tuple[bytes | None, str]] = StampedCache(256)
 
 
+def task_for(row: Any, caller: Caller | None) -> AgentTask:
+    """A task (or a Core row of its columns) as answered to ``caller``, with ``eligible`` for it."""
+    task = task_out(cast(Task, row))  # a Core row has the attributes task_out reads from a Task
+    if caller is not None:
+        task.eligible, task.ineligibleReason = eligibility(row, caller, task.nextAction)
+    return task
+
+
 async def agent_tasks(session: AsyncSession, query: TaskQuery) -> tuple[KeysetPage[AgentTask], str, datetime | None]:
     """The page, its ETag and when the clock alone will change it."""
     rows, more, total = await query.page(session, *_TASK_COLUMNS)
     last = Cursor(at=rows[-1].published_at, id=rows[-1].id) if rows else None
-    # A Core row has the attributes task_out reads from a Task.
-    page = KeysetPage[AgentTask].after([task_out(cast(Task, row)) for row in rows], query.params, total, more, last)
+    page = KeysetPage[AgentTask].after([task_for(row, query.caller) for row in rows], query.params, total, more, last)
     return page, query.etag(total, rows), _next_deadline(rows)
 
 

@@ -94,6 +94,11 @@ class Task(Base):
     review_within_hours: Mapped[float | None] = mapped_column(Float)
     on_review_timeout: Mapped[str] = mapped_column(String(10), default="accept", server_default="accept")
 
+    # Fair dealing (DESIGN.md section 14, migration 0022): who may claim, and what a claim puts up.
+    min_reputation: Mapped[float | None] = mapped_column(Float)  # on the lower end of the interval
+    min_completed: Mapped[int | None] = mapped_column(Integer)
+    claim_bond_cents: Mapped[int] = mapped_column(Cents, default=0, server_default="0")
+
 
 class Claim(Base):
     __tablename__ = "claims"
@@ -129,6 +134,10 @@ class Claim(Base):
     review_warn_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
     decided_by: Mapped[str | None] = mapped_column(String(20))
     escalated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+
+    # The claim bond (market.bonds): what the claim holds in ``bond:<id>``, and held | returned | forfeited.
+    bond_cents: Mapped[int] = mapped_column(Cents, default=0, server_default="0")
+    bond_state: Mapped[str | None] = mapped_column(String(20))
 
 
 class _OncePerClaim:

@@ -20,6 +20,7 @@ from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
+from bountyboard.market.bonds import settle_bond
 from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, ClaimStatus, Submission, Task
 from bountyboard.market.modules import Module, is_http_url
 from bountyboard.market.payouts import pay_winner
@@ -80,6 +81,7 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
     claim.decided_by = "reviewer"
     claim.review_comment = decision.comment
     claim.deliverable_ticks = decision.deliverables
+    await settle_bond(session, task, claim, forfeit=False)  # decided: money moves before any event
     if accepted:
         await _accept(session, task, claim, decision.score, ClaimMove.ACCEPT, current)
     else:
@@ -106,6 +108,7 @@ async def accept_by_deadline(session: AsyncSession, task: Task, claim: Claim, cu
     claim.reviewed_at = claim.review_due_at
     claim.decided_by = "deadline"
     claim.review_comment = "Accepted: no review before the deadline."
+    await settle_bond(session, task, claim, forfeit=False)  # decided: money moves before any event
     await _accept(session, task, claim, None, ClaimMove.ACCEPT, current)
     await _tell_reviewed(session, task, claim)
 

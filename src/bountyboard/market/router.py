@@ -8,11 +8,12 @@ from fastapi import APIRouter, Query, Request, Response
 
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
+from bountyboard.clock import now
 from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
 from bountyboard.contract.scopes import Scope
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
-from bountyboard.market import claim_flows, listing, review, service, submissions, task_flows, views
+from bountyboard.market import claim_flows, eligibility, listing, review, service, submissions, task_flows, views
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import (
@@ -35,7 +36,7 @@ from bountyboard.market.schemas import (
     TaskUpdate,
 )
 from bountyboard.pagination import KeysetPage, Page, Paging
-from bountyboard.storage.session import ReadSession, WriteSession, request_session
+from bountyboard.storage.session import ReadSession, WriteSession, request_session, state_stamp
 
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
 
@@ -64,8 +65,11 @@ async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TAS
     # The most polled route reads its query and takes its session itself: each parameter and dependency
     # FastAPI resolves costs every poll (docs/performance.md).
     asked = TaskListQuery.of(request)
-    query = listing.TaskQuery.of(asked.module, TaskStatus(asked.status) if asked.status else None, asked, asked.after)
-    content, etag = await listing.task_list(request_session(request), query, request.headers.get("if-none-match"))
+    session = request_session(request)
+    caller = await eligibility.caller_of(session, actor, await state_stamp(session), now())
+    query = listing.TaskQuery.of(asked.module, TaskStatus(asked.status) if asked.status else None, asked, asked.after,
+                                 caller, bool(asked.eligible))
+    content, etag = await listing.task_list(session, query, request.headers.get("if-none-match"))
     return not_modified(etag) if content is None else json_with_etag(content, etag)
 
 
@@ -73,10 +77,11 @@ async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TAS
 async def get_task(id: str, request: Request, session: ReadSession,
                    actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
     task = await service.get_task_for(session, actor.user, id)
-    etag = listing.task_etag(task)
+    caller = await eligibility.caller_of(session, actor, await state_stamp(session), now())
+    etag = listing.task_etag(task, caller)
     if still_fresh(request.headers.get("if-none-match"), etag):
         return not_modified(etag)
-    return json_with_etag(views.task_out(task).model_dump_json().encode(), etag)
+    return json_with_etag(listing.task_for(task, caller).model_dump_json().encode(), etag)
 
 
 @agent_router.post("/agent/tasks/{id}/claim", summary="Claim a task", response_model=ClaimCreated,

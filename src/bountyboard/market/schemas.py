@@ -33,6 +33,7 @@ class TaskListQuery(CursorListQuery):
 
     module: Module | None = Field(None, description="Only tasks of this module")
     status: BoardStatus | None = Field(None, description="Task status; published when omitted")
+    eligible: bool | None = Field(None, description="true: only tasks the caller may claim now")
 
 
 class ClaimListQuery(CursorListQuery):
@@ -41,7 +42,24 @@ class ClaimListQuery(CursorListQuery):
     status: ClaimStatus | None = Field(None, description="Only claims in this status")
 
 
-class _TaskFields(ApiModel):
+# Fair dealing (DESIGN.md section 14, market.eligibility and market.bonds) -------------------------
+
+class _FairDealingFields(ApiModel):
+    minReputation: float | None = Field(default=None, ge=0, le=1, description=(
+        "Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation)."))
+    minCompleted: int | None = Field(default=None, ge=0, le=1_000_000,
+                                     description="Claimants need at least this many accepted claims.")
+    claimBond: Money | None = Field(default=None, ge=0, le=Decimal(10**11), decimal_places=2, description=(
+        "Held from the claimant's operator while the claim is open: returned when the submission is decided, "
+        "forfeited to the publisher when the claim is released or expires."))
+
+
+class ClaimBond(BaseModel):
+    amount: float = Field(description="The bond the claim put up, in currency units.")
+    state: str = Field(examples=["held"], description="held, returned or forfeited")
+
+
+class _TaskFields(_FairDealingFields):
     title: str = Field(min_length=1, max_length=200)
     description: str = Field(default="", max_length=20_000)
     bountyAmount: Money = Field(default=Decimal(0), ge=0, le=Decimal(10**11), decimal_places=2,
@@ -71,7 +89,7 @@ class TaskCreate(_TaskFields):
     module: Module
 
 
-class TaskUpdate(ApiModel):
+class TaskUpdate(_FairDealingFields):
     """A partial edit of a draft; omitted fields keep their value."""
 
     module: Module | None = None
@@ -128,6 +146,13 @@ class AgentTask(BaseModel):
     endedAt: str | None = Field(description="When the task was completed, cancelled or expired.")
     reviewWithinHours: float = Field(description="Hours a reviewer has to decide a submission.")
     onReviewTimeout: str = Field(description="accept (paid by the deadline) or escalate (to the admins)")
+
+    # Fair dealing: who may claim (``eligible``, ``ineligibleReason``: for the caller, in the agent task list only).
+    minReputation: float | None = Field(description="The lower end of the success rate's interval a claimant needs.")
+    minCompleted: int | None = Field(description="The accepted claims a claimant needs.")
+    claimBond: float = Field(description="Held from the claimant's operator while a claim is open; 0: no bond.")
+    eligible: bool | None = Field(description="Whether the caller may claim the task now.")
+    ineligibleReason: str | None = Field(description="What the caller lacks, when not eligible.")
 
 
 class ClaimCreated(BaseModel):
@@ -246,6 +271,8 @@ class AgentClaimStatus(BaseModel):
     decidedBy: str | None = Field(description="reviewer or deadline, once decided")
     escalatedAt: str | None = Field(description="When the undecided review went to the admins' queue.")
     payout: Payout
+
+    bond: ClaimBond | None = Field(description="The claim bond, when the task asked for one")
 
 
 class ClaimDetail(AgentClaimStatus):

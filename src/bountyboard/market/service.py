@@ -59,8 +59,10 @@ _PLAIN_FIELDS = {
     "repositoryUrl": "repository_url", "sourceLanguage": "source_language", "targetLanguage": "target_language",
     "rubric": "rubric", "targetClaimId": "target_claim_id",
     "reviewWithinHours": "review_within_hours", "onReviewTimeout": "on_review_timeout",
+
+    "minReputation": "min_reputation", "minCompleted": "min_completed",
 }
-_TASK_COLUMNS = (*_PLAIN_FIELDS.values(), "bounty_cents", "payout_split")
+_TASK_COLUMNS = (*_PLAIN_FIELDS.values(), "bounty_cents", "payout_split", "claim_bond_cents")
 _REQUIRED_FIELDS = ("module", "title", "description", "bountyAmount", "maxClaims", "deliverables")
 PUBLIC_TASK_STATUSES = (TaskStatus.PUBLISHED, TaskStatus.IN_PROGRESS, TaskStatus.COMPLETED, TaskStatus.CANCELLED,
                         TaskStatus.EXPIRED)
@@ -83,6 +85,8 @@ def _columns(fields: dict[str, Any]) -> dict[str, Any]:
     columns = {column: fields[name] for name, column in _PLAIN_FIELDS.items() if name in fields}
     if "bountyAmount" in fields:
         columns["bounty_cents"] = to_cents(fields["bountyAmount"], "bountyAmount")
+    if "claimBond" in fields:
+        columns["claim_bond_cents"] = to_cents(fields["claimBond"] or 0, "claimBond")
     if "payoutSplit" in fields:
         split = fields["payoutSplit"]
         if split is None:

@@ -18,6 +18,7 @@ from bountyboard.clock import now
 from bountyboard.errors import ErrorCode
 from bountyboard.events.kinds import ClaimExpiredData, ClaimReleasedData
 from bountyboard.events.service import emit
+from bountyboard.market.bonds import settle_bond
 from bountyboard.market.locks import HOLDING, holding_claims, locking
 from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
 from bountyboard.market.transitions import (
@@ -54,9 +55,12 @@ def visibility(task: Task, claim: Claim) -> dict[str, Any]:
 
 
 async def end_claim(session: AsyncSession, task: Task, claim: Claim, move: ClaimMove, current: datetime) -> None:
-    """active -> released | expired: the slot is freed."""
+    """active -> released | expired: the slot is freed; a bond is forfeited unless the task's end expired the
+    claim before its TTL ran out (the money moves before the event: market.locks)."""
+    forfeit = move == ClaimMove.RELEASE or ttl_over(claim, current)
     move_claim(claim, move)
     free_slot(task, claim, current)
+    await settle_bond(session, task, claim, forfeit=forfeit)
     payload = ClaimReleasedData if move == ClaimMove.RELEASE else ClaimExpiredData
     await emit(session, payload(
         taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,

@@ -30,6 +30,7 @@ from bountyboard.market.schemas import (
     AgentClaimStatus,
     AgentTask,
     AppealOut,
+    ClaimBond,
     ClaimCreated,
     ClaimDetail,
     Payout,
@@ -74,6 +75,8 @@ def task_out(task: Task) -> AgentTask:
         escrowStatus=escrow_status, escrowAmount=from_cents(escrow_cents), publisherId=task.publisher_id,
         createdAt=rfc3339(task.created_at) or "", publishedAt=rfc3339(task.published_at),
         endedAt=rfc3339(task.ended_at), reviewWithinHours=review_hours(task), onReviewTimeout=on_timeout(task),
+        minReputation=task.min_reputation, minCompleted=task.min_completed,
+        claimBond=from_cents(task.claim_bond_cents), eligible=None, ineligibleReason=None,
     )
 
 
@@ -137,6 +140,7 @@ def _status_fields(claim: Claim, task: Task, submission: Submission | None, appe
         "score": claim.score, "deliverables": claim.deliverable_ticks,
         "appealDeadline": rfc3339(claim.appeal_deadline), "appealId": appeal_id, "rank": claim.rank,
         "payoutAmount": from_cents(claim.payout_cents), **_deadline_fields(claim, task),
+        "bond": ClaimBond(amount=from_cents(claim.bond_cents), state=claim.bond_state) if claim.bond_state else None,
     }
 
 

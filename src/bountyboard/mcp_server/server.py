@@ -46,8 +46,10 @@ def loop_prompt(module: str | None = None) -> str:
     return (
         f"Work one bountyboard task from start to settlement. Tools: {names}.\n"
         f"1. Read the resource {SKILL_URI} once: the rules, each module's submission rules, the error codes.\n"
-        f"2. Call list_tasks{where}. Pick one task whose nextAction is \"claim\" and whose allowedArtifactTypes "
-        "include a type you can produce; get_task shows its full description.\n"
+        f"2. Call list_tasks{where} (eligible=true lists only what you may claim). Pick one task whose nextAction "
+        "is \"claim\", that says eligible: true, and whose allowedArtifactTypes include a type you can produce; "
+        "get_task shows its full description. A claimBond is held from your operator's balance until the "
+        "submission is decided, and lost if you release the claim or let it expire.\n"
         "3. Call claim_task with its id only when ready to work. Keep the claimId and expiresAt it answers.\n"
         "4. Do the work. If it takes long, call heartbeat_claim before expiresAt; if you give up, release_claim.\n"
         "5. Call submit_result with claim_id, result_type and content (attachments if the task asks for files). "
@@ -58,7 +60,8 @@ def loop_prompt(module: str | None = None) -> str:
         "the bounty is paid. Rejected and you can show the review is wrong: appeal_claim with a reason, then "
         "follow the claim again until appeal_upheld or appeal_denied.\n"
         "A tool error's text is a problem+json object: on insufficient_scope stop and report requiredScopes; "
-        "on a 409 read detail and pick another task; on 429 or 503 wait and repeat the same call."
+        "on a 409 read detail and pick another task; on 403 not_eligible its reasons say what your track "
+        "record lacks, pick another task; on 429 or 503 wait and repeat the same call."
     )
 
 

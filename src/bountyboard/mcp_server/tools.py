@@ -92,8 +92,12 @@ async def list_tasks(
     page: Annotated[int | None, Field(ge=1, description="1-based page number (when not using after)")] = None,
     after: Annotated[str | None, Field(description="nextCursor of the previous answer, when the list offers one")]
     = None,
+    eligible: Annotated[bool, Field(description="true: only tasks you may claim now (your track record meets "
+                                                "their minReputation and minCompleted, and probation allows)")]
+    = False,
 ) -> CallToolResult:
-    return await _call(ctx, lambda client: client.list_tasks(module=module, status=status, page=page, after=after))
+    return await _call(ctx, lambda client: client.list_tasks(module=module, status=status, page=page, after=after,
+                                                             eligible=eligible))
 
 
 async def get_task(ctx: Context, task_id: TaskId) -> CallToolResult:
@@ -222,8 +226,11 @@ class ToolSpec:
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(list_tasks, "GET", "/v1/agent/tasks",
-             "List tasks (published ones unless status says otherwise); pick one whose nextAction is claim and "
-             "whose allowedArtifactTypes you can produce.", read_only=True),
+             "List tasks (published ones unless status says otherwise); pick one whose nextAction is claim, that "
+             "says eligible: true (else ineligibleReason says what you lack) and whose allowedArtifactTypes you "
+             "can produce. A claimBond is held from your operator's balance while the claim is open: returned "
+             "when the submission is decided, forfeited if you release the claim or let it expire.",
+             read_only=True),
     ToolSpec(get_task, "GET", "/v1/agent/tasks/{id}", "Read one task.", read_only=True),
     ToolSpec(claim_task, "POST", "/v1/agent/tasks/{id}/claim",
              "Claim one task, only when ready to work on it; keep the claimId it answers."),

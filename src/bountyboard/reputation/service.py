@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -15,7 +15,8 @@ from bountyboard.accounts.models import Bot, User
 from bountyboard.clock import now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.errors import not_found
-from bountyboard.market.models import Appeal, Claim, ClaimStatus, Task
+from bountyboard.market.eligibility import Standing
+from bountyboard.market.models import Appeal, Claim, ClaimStatus, ReviewState, Task
 from bountyboard.reputation.outcomes import ClaimFacts, outcome_of
 from bountyboard.reputation.schemas import BotReputationDetail, OperatorReputationDetail, ReputationScore
 from bountyboard.reputation.scoring import CONFIDENCE, Outcome, Score, score, scores
@@ -89,3 +90,21 @@ async def overall_of_bots(session: AsyncSession, bot_ids: Sequence[str]) -> dict
         if bot_id is not None:
             grouped[bot_id].append(outcome)
     return {bot_id: score_out(score(grouped.get(bot_id, []), current, half_life_days())) for bot_id in wanted}
+
+
+# The lower end of the interval moves with the decay alone: a kept standing is read again after this.
+STANDING_REFRESH = timedelta(seconds=60)
+
+
+async def standing(session: AsyncSession, holder: ColumnElement[bool], current: datetime) -> Standing:
+    """What eligibility reads of the claimant whose claims ``holder`` selects (market.eligibility)."""
+    outcomes = [outcome for _, _, outcome in await _outcomes(session, holder, current)]
+    record = score(outcomes, current, half_life_days())
+    active = and_(Claim.status == ClaimStatus.ACTIVE, Claim.expires_at > current)
+    window = and_(Claim.status == ClaimStatus.REJECTED, Claim.review_state == ReviewState.REJECTED,
+                  Claim.appeal_deadline > current)
+    count, lapse, close = (await session.execute(select(
+        func.count(case((active, 1))), func.min(case((active, Claim.expires_at))),
+        func.min(case((window, Claim.appeal_deadline)))).where(holder))).one()
+    return Standing(low=record.low, completed=sum(o.success for o in outcomes), decided=len(outcomes),
+                    active=int(count), until=min(t for t in (lapse, close, current + STANDING_REFRESH) if t))
