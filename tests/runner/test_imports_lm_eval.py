@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import textwrap
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.runner.conftest import bench
@@ -185,3 +187,60 @@ def test_every_eval_ever_records_of_the_lm_eval_output_count_the_same(admin: Adm
     assert abs(run["score"] - _reported(out, "exact_match,none")) <= 1e-9
     assert (run["benchmark"], run["nTasks"], run["nTrialsTotal"]) == ("gsm8k", 5, 5)
     assert run["source"] == {"format": "every-eval-ever", "tool": "lm_eval", "version": "0.3.0"}
+
+
+# The fields of an `.eval_results/*.yaml` entry as Hugging Face's "Evaluation Results" page gives them
+# (docs/bench.md cites it): dataset.id and dataset.task_id and value required, the others optional.
+HF_FIELDS = {"dataset", "value", "verifyToken", "date", "source", "notes"}
+HF_DATASET_FIELDS = {"id", "task_id", "revision"}
+HF_SOURCE_FIELDS = {"url", "name", "user"}
+
+
+def test_the_run_exports_as_hugging_face_eval_results_and_shows_its_tasks(admin: Admin, lm_eval_out: Path,
+                                                                          tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+    model = f"test-{uuid.uuid4().hex[:8]}/hf"
+    pushed = bench("push", str(lm_eval_out), "--model", model, "--base-url", admin.base_url,
+                   "--api-key", admin.account("operator").key)
+    assert pushed.exit_code == 0, pushed.output
+    run = _run_of(admin.base_url, model)
+    result = bench("export", "--format", "hf-eval-results", model, "--out", str(tmp_path), "--base-url", admin.base_url)
+    assert result.exit_code == 0, result.output
+    assert [path.name for path in (tmp_path / ".eval_results").iterdir()] == ["gsm8k.yaml"]
+    [entry] = yaml.safe_load((tmp_path / ".eval_results" / "gsm8k.yaml").read_text())
+    assert set(entry) <= HF_FIELDS and set(entry["dataset"]) <= HF_DATASET_FIELDS
+    assert set(entry["source"]) <= HF_SOURCE_FIELDS
+    # The registry's Hugging Face dataset and config; lm-eval's document hash is no dataset commit.
+    assert entry["dataset"] == {"id": "openai/gsm8k", "task_id": "main"}
+    assert abs(entry["value"] - 100 * _reported(lm_eval_out, "exact_match,none")) <= 1e-9
+    assert str(entry["date"]) == run["createdAt"][:10]
+    assert entry["source"]["url"].endswith(f"/benchhub/runs/{run['id']}")
+    assert entry["source"]["name"] == f"bountyboard run {run['id']}"
+    # The HTTP form is the same file.
+    answer = httpx.get(f"{admin.base_url}/v1/bench/runs/{run['id']}", params={"format": "hf-eval-results"})
+    assert answer.headers["content-type"].startswith("application/yaml")
+    assert answer.text == (tmp_path / ".eval_results" / "gsm8k.yaml").read_text()
+    # The source is the run's page: each document a task with its outcome.
+    page = httpx.get(f"{admin.base_url}/benchhub/runs/{run['id']}")
+    assert page.status_code == 200
+    for task, reward in zip("01234", ["1", "1", "0", "1", "0"], strict=True):
+        assert re.search(rf'<tr data-task="{task}">.*?data-reward="{reward}.0"', page.text, re.S), task
+    assert 'data-source="lm-eval"' in page.text
+
+
+def test_a_benchmark_without_a_hugging_face_dataset_is_not_exported(admin: Admin, tmp_path: Path) -> None:
+    model = f"test-{uuid.uuid4().hex[:8]}/native"
+    body = {"benchmark": "terminal-bench", "model": model, "agent": {"name": "terminus-2", "version": "1"},
+            "harness": {"name": "harbor", "version": "0.1"}, "dataset": {"ref": "terminal-bench", "revision": "2.0"},
+            "trials": [{"taskId": f"t{i}", "trialName": f"t{i}__1", "rewards": {"reward": float(i % 2)}}
+                       for i in range(4)], "bundleSha256": uuid.uuid4().hex * 2}
+    uploaded = admin.account("operator").http.post("/v1/runs", json=body)
+    assert uploaded.status_code == 200, uploaded.text
+    run_id = uploaded.json()["run"]["id"]
+    answer = httpx.get(f"{admin.base_url}/v1/bench/runs/{run_id}", params={"format": "hf-eval-results"})
+    assert (answer.status_code, answer.json()["code"]) == (422, "no_hf_dataset")
+    result = bench("export", "--format", "hf-eval-results", model, "--out", str(tmp_path), "--base-url", admin.base_url)
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "skipped terminal-bench" in said and f"no run of {model} can be exported" in said
+    assert not (tmp_path / ".eval_results").exists()

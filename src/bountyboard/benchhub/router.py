@@ -189,9 +189,9 @@ async def get_run(id: str, session: ReadSession, format: Annotated[
     run, record = await service.run_and_record(session, id)
     settings = get_settings()
     if format == "hf-eval-results":
-        page = f"{settings.effective_site_url()}/benchhub/runs/{id}"
+        page = f"{settings.effective_site_url}/benchhub/runs/{id}"
         return Response(exports.hf_eval_results(run, record, page), media_type="application/yaml")
-    return JSONResponse(exports.every_eval_ever(run, record, f"{settings.effective_base_url()}/v1/bench/runs/{id}"))
+    return JSONResponse(exports.every_eval_ever(run, record, f"{settings.effective_base_url}/v1/bench/runs/{id}"))
 
 
 @router.post("/v1/admin/bench/runs/{id}/retract", summary="Retract a run, with a visible reason (admin)",

@@ -274,8 +274,11 @@ def _lm_eval_metric(task: str, reported: dict[str, Any], config: dict[str, Any],
         aggregation = stated.get(metric)
         return aggregation == "mean" or (aggregation is None and metric in _LM_EVAL_MEAN_DEFAULTS)
 
-    countable = [tuple(key.split(",", 1)) if "," in key else (key, "none") for key in keys]
-    countable = [(metric, flt) for metric, flt in countable if is_mean(metric)]
+    countable: list[tuple[str, str]] = []
+    for key in keys:
+        metric, _, flt = key.partition(",")
+        if is_mean(metric):
+            countable.append((metric, flt or "none"))
     if not countable:
         said = ", ".join(f"{key} ({stated.get(key.split(',')[0]) or 'its own aggregation'})" for key in keys)
         raise ImportRefused(f"{where}: the task {task!r} reports {said or 'no metric'}; none is a mean of "
@@ -327,7 +330,7 @@ def _lm_eval_task(results_file: Path, data: dict[str, Any], task: str, benchmark
 def read_lm_eval(path: Path, *, benchmark: str | None = None) -> list[Imported]:
     """An lm-eval output (a results file, or a directory of them) as one run per task it evaluated:
     groups are left out, their tasks imported one by one."""
-    runs = []
+    runs: list[Imported] = []
     for results_file in _lm_eval_files(path):
         data = json.loads(results_file.read_text(encoding="utf-8"))
         runs.extend(_lm_eval_task(results_file, data, task, benchmark) for task in data["configs"])
