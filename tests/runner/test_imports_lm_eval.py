@@ -153,6 +153,18 @@ def test_an_output_without_samples_is_refused(lm_eval_out: Path, tmp_path: Path)
     assert "run lm-eval with --log_samples" in " ".join(result.output.split())
 
 
+def test_a_results_file_its_samples_do_not_average_to_is_refused(lm_eval_out: Path, tmp_path: Path) -> None:
+    out = Path(shutil.copytree(lm_eval_out, tmp_path / "out"))
+    [results] = out.rglob("results_*.json")
+    data = json.loads(results.read_text())
+    data["results"]["gsm8k"]["exact_match,none"] = 0.8
+    results.write_text(json.dumps(data))
+    result = bench("push", str(out), "--dry-run")
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "its 5 attempts average 0.6, but the harness reported exact_match,none = 0.8" in said
+
+
 def test_an_unknown_lm_eval_task_is_refused_with_the_known_names(tmp_path: Path) -> None:
     out = _lm_eval_output(tmp_path, task="my_private_sums")
     result = bench("push", str(out), "--dry-run")

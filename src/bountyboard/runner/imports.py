@@ -340,12 +340,27 @@ def read_lm_eval(path: Path, *, benchmark: str | None = None) -> list[Imported]:
     return runs
 
 
+def _as_reported(found: Imported, where: str) -> Imported:
+    """The run, when the hub's score of it (the mean over every attempt, one without a reward counting
+    0) is the aggregate the harness reported; refused otherwise, since the hub would count another."""
+    trials = found.body["trials"]
+    mean = math.fsum((trial.get("rewards") or {}).get(REWARD_KEY, 0.0) for trial in trials) / len(trials)
+    if abs(mean - found.reported) > 1e-9:
+        raise ImportRefused(f"{where}: its {len(trials)} attempts average {mean:.6g}, but the harness reported "
+                            f"{found.metric} = {found.reported:.6g} (samples with unequal epochs, or without a "
+                            "score?); the hub would count another score, so nothing is uploaded")
+    return found
+
+
 def read(path: Path, kind: str, *, benchmark: str | None = None) -> list[Imported]:
-    """Read a file :func:`detect` named: one run, or one per task of an lm-eval output."""
+    """Read a file :func:`detect` named: one run, or one per task of an lm-eval output, each counted as
+    the harness counted it."""
     if kind == "inspect":
-        return [read_inspect(path, benchmark=benchmark)]
-    if kind == "lm-eval":
-        return read_lm_eval(path, benchmark=benchmark)
-    if kind == "every-eval-ever":
-        return [read_eee(path, benchmark=benchmark)]
-    raise ImportRefused(f"{path.name}: no reader for {kind}")
+        found = [read_inspect(path, benchmark=benchmark)]
+    elif kind == "lm-eval":
+        found = read_lm_eval(path, benchmark=benchmark)
+    elif kind == "every-eval-ever":
+        found = [read_eee(path, benchmark=benchmark)]
+    else:
+        raise ImportRefused(f"{path.name}: no reader for {kind}")
+    return [_as_reported(run, path.name) for run in found]
