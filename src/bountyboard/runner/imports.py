@@ -262,9 +262,10 @@ _LM_EVAL_MEAN_DEFAULTS = ("acc", "exact_match", "acc_norm")
 _LM_EVAL_FIXED_KEYS = frozenset({"alias", "name", "sample_len", "sample_count", "samples"})
 
 
-def _lm_eval_metric(task: str, reported: dict[str, Any], config: dict[str, Any], where: str) -> tuple[str, str]:
-    """The ``(metric, filter)`` an lm-eval task is counted with: ``acc``, else ``exact_match``, else the
-    first other metric aggregated with ``mean``; the first filter that reports it."""
+def _lm_eval_metric(task: str, reported: dict[str, Any], config: dict[str, Any],
+                    where: str) -> tuple[str, str, str]:
+    """The ``(metric, filter, results key)`` an lm-eval task is counted with: ``acc``, else ``exact_match``,
+    else the first other metric aggregated with ``mean``; the first filter that reports it."""
     stated = {entry["metric"]: entry.get("aggregation") for entry in config.get("metric_list") or []
               if isinstance(entry, dict) and isinstance(entry.get("metric"), str)}
     keys = [key for key in reported if key not in _LM_EVAL_FIXED_KEYS and "_stderr," not in key
@@ -274,23 +275,23 @@ def _lm_eval_metric(task: str, reported: dict[str, Any], config: dict[str, Any],
         aggregation = stated.get(metric)
         return aggregation == "mean" or (aggregation is None and metric in _LM_EVAL_MEAN_DEFAULTS)
 
-    countable: list[tuple[str, str]] = []
+    countable: list[tuple[str, str, str]] = []
     for key in keys:
         metric, _, flt = key.partition(",")
         if is_mean(metric):
-            countable.append((metric, flt or "none"))
+            countable.append((metric, flt or "none", key))
     if not countable:
         said = ", ".join(f"{key} ({stated.get(key.split(',')[0]) or 'its own aggregation'})" for key in keys)
         raise ImportRefused(f"{where}: the task {task!r} reports {said or 'no metric'}; none is a mean of "
                             "per-document values, so it cannot be counted per task")
     order = {name: rank for rank, name in enumerate(_LM_EVAL_MEAN_DEFAULTS[:2])}
-    return min(countable, key=lambda pair: order.get(pair[0], len(order)))
+    return min(countable, key=lambda found: order.get(found[0], len(order)))
 
 
 def _lm_eval_task(results_file: Path, data: dict[str, Any], task: str, benchmark: str | None) -> Imported:
     config = data["configs"][task]
     reported = data["results"][task]
-    metric, flt = _lm_eval_metric(task, reported, config, results_file.name)
+    metric, flt, key = _lm_eval_metric(task, reported, config, results_file.name)
     samples = results_file.with_name(f"samples_{task}_{results_file.stem.removeprefix('results_')}.jsonl")
     if not samples.is_file():
         raise ImportRefused(f"{results_file.name}: no {samples.name} beside it; per-document scores are needed to "
@@ -316,7 +317,7 @@ def _lm_eval_task(results_file: Path, data: dict[str, Any], task: str, benchmark
     body = {
         "benchmark": benchmark or benchmark_of(task),
         "model": data.get("model_name") or run_config.get("model") or "unknown",
-        "agent": {"name": "lm_eval", "version": f"{task} {data['n-shot'].get(task, 0)}-shot {metric},{flt}"[:100]},
+        "agent": {"name": "lm_eval", "version": f"{task} {data['n-shot'].get(task, 0)}-shot {key}"[:100]},
         "harness": {"name": "lm_eval", "version": version},
         "dataset": {"ref": "/".join(filter(None, [str(ref or task), config.get("dataset_name")])),
                     "revision": kwargs.get("revision") or (data.get("task_hashes") or {}).get(task) or None},
@@ -324,7 +325,7 @@ def _lm_eval_task(results_file: Path, data: dict[str, Any], task: str, benchmark
         "primaryMetric": REWARD_KEY,
         "source": {"format": "lm-eval", "tool": "lm_eval", "version": version},
     }
-    return Imported(body, float(reported[f"{metric},{flt}"]), f"{metric},{flt}")
+    return Imported(body, float(reported[key]), key)
 
 
 def read_lm_eval(path: Path, *, benchmark: str | None = None) -> list[Imported]:
