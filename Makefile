@@ -34,7 +34,7 @@ node-deps:
 harbor-deps:
 	./scripts/harbor.sh
 
-## import-deps: the readers of bench push's imports: Inspect AI in .venv, Every Eval Ever (Python 3.12) in .venv-eee
+## import-deps: the readers of bench push's imports: Inspect AI and lm-eval in .venv, Every Eval Ever (Python 3.12) in .venv-eee
 import-deps: $(VENV)/.dev
 	./scripts/import-deps.sh
 

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Installs the readers of the hub's imports (docs/benchhub.md, "Imports and exports") for the tests:
-# Inspect AI into the project's venv (the `inspect` extra), and Every Eval Ever, which needs
+# Inspect AI and lm-evaluation-harness (without torch: the tests' model is a fixed-output class) into
+# the project's venv (the `inspect` and `lm-eval` extras), and Every Eval Ever, which needs
 # Python >= 3.12 like Harbor, with its Inspect converter and this package into .venv-eee/ (or
 # $EEE_VENV). Idempotent: returns at once when the stamps of these versions are there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EEE_VERSION=0.3.0
-INSPECT_STAMP=.venv/.inspect-extra
+IMPORT_STAMP=.venv/.import-extras
 EEE_VENV=${EEE_VENV:-.venv-eee}
 EEE_STAMP="$EEE_VENV/.eee-$EEE_VERSION"
 
-if [ ! -f "$INSPECT_STAMP" ] || [ pyproject.toml -nt "$INSPECT_STAMP" ]; then
-  .venv/bin/pip install -q -e ".[inspect]"
-  touch "$INSPECT_STAMP"
+if [ ! -f "$IMPORT_STAMP" ] || [ pyproject.toml -nt "$IMPORT_STAMP" ]; then
+  .venv/bin/pip install -q -e ".[inspect,lm-eval]"
+  touch "$IMPORT_STAMP"
 fi
 
 if [ -f "$EEE_STAMP" ] && [ -x "$EEE_VENV/bin/python" ] && [ ! pyproject.toml -nt "$EEE_STAMP" ]; then

@@ -130,6 +130,9 @@ class ErrorCode(StrEnum):
     BENCHMARK_CONFLICT = "benchmark_conflict", 409, "The benchmark was written at the same time; retry."
     ALREADY_RETRACTED = "already_retracted", 409, "The run was retracted already."
     NO_SHARED_TASKS = "no_shared_tasks", 422, "The two measurements compared share fewer than two tasks."
+    NO_HF_DATASET = "no_hf_dataset", 422, (
+        "The run cannot be a Hugging Face `.eval_results` entry: its benchmark is not read from a Hugging Face "
+        "dataset, or it has no score.")
 
     # Site forms
     PASSWORD_MISMATCH = "password_mismatch", 422, "The two passwords of a site form differ."

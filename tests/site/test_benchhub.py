@@ -1,4 +1,5 @@
-"""The benchmark hub pages: search, a benchmark's chart of scores by model, a model's reproduced results and gaps."""
+"""The benchmark hub pages: search, a benchmark's chart of scores by model, a model's reproduced results and gaps,
+a run's outcome per task."""
 
 from __future__ import annotations
 
@@ -93,3 +94,31 @@ def test_benchmark_page_shares_ranks_and_compares_pairs(page: Page, server: Live
     expect(pairs).to_have_count(3)
     expect(pairs.filter(has_text=f"twin-a-{suffix}").filter(has_text=f"twin-b-{suffix}")).to_contain_text("+0.000")
     shoot(page, server, "benchmark-pairs")
+
+
+def test_a_run_page_shows_each_task_with_its_attempts(page: Page, server: LiveServer, admin: Admin) -> None:
+    model = f"site-run-{uuid.uuid4().hex[:6]}"
+    body = {
+        "benchmark": "gsm8k", "model": model, "agent": {"name": "terminus-2", "version": "1"},
+        "harness": {"name": "bountyboard", "version": "0.1.0"}, "dataset": {"ref": "openai/gsm8k", "revision": "main"},
+        # Two tasks of two attempts; the second task's second attempt errored without a reward.
+        "trials": [{"taskId": "gsm8k-0", "trialName": "a", "rewards": {"reward": 1}},
+                   {"taskId": "gsm8k-1", "trialName": "b", "rewards": {"reward": 1}},
+                   {"taskId": "gsm8k-0", "trialName": "c", "rewards": {"reward": 0}},
+                   {"taskId": "gsm8k-1", "trialName": "d", "error": "verifier timed out"}],
+        "bundleSha256": hashlib.sha256(uuid.uuid4().bytes).hexdigest(),
+    }
+    response = admin.account("operator").http.post("/v1/runs", json=body)
+    assert response.status_code == 200, response.text
+
+    page.goto(f"/benchhub/models/{model}")
+    runs = page.locator("section", has=page.get_by_role("heading", name="Runs"))
+    runs.get_by_role("link", name=response.json()["run"]["id"]).click()
+    expect(page.get_by_role("heading", name=f"{model} on gsm8k")).to_be_visible()
+    expect(page.locator("#run-totals")).to_contain_text("0.5000")
+    first, second = page.locator('tr[data-task="gsm8k-0"]'), page.locator('tr[data-task="gsm8k-1"]')
+    expect(first.locator(".chip")).to_have_text(["1", "0"])
+    expect(first).to_contain_text("0.500")
+    expect(second.locator(".chip")).to_have_text(["1", "no reward"])
+    expect(second).to_contain_text("1: verifier timed out")
+    shoot(page, server, "bench-run")

@@ -1,4 +1,7 @@
-"""A stored run in Every Eval Ever's form (schema 0.3.0): one aggregate record and its instances.
+"""A stored run in other tools' forms: Every Eval Ever (schema 0.3.0) and a Hugging Face model repo's
+``.eval_results/*.yaml`` entry.
+
+Every Eval Ever: one aggregate record and its instances.
 
 ``GET /v1/bench/runs/{id}?format=every-eval-ever`` answers ``{"aggregate", "instances",
 "aggregatePath", "instancesPath"}``; written at those paths (Every Eval Ever's repository layout)
@@ -11,10 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from typing import Any
 
 from bountyboard.benchhub.models import Run
+from bountyboard.error_codes import ErrorCode
+from bountyboard.errors import invalid
 
 SCHEMA_VERSION = "0.3.0"
 
@@ -83,3 +89,45 @@ def every_eval_ever(run: Run, record: dict[str, Any], run_url: str) -> dict[str,
     }
     return {"aggregate": aggregate, "instances": instances, "aggregatePath": f"{folder}/{name}.json",
             "instancesPath": f"{folder}/{name}_samples.jsonl"}
+
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def hf_dataset(record: dict[str, Any]) -> tuple[str, str] | None:
+    """The Hugging Face dataset id and task id a benchmark's results are reported against: its rows'
+    dataset (``harbor.adapter.dataset``) and that dataset's config, else ``default``."""
+    adapter = (record.get("harbor") or {}).get("adapter") or {}
+    if adapter.get("kind") != "hf_rows" or not adapter.get("dataset") or "/" not in str(adapter["dataset"]):
+        return None
+    return str(adapter["dataset"]), str(adapter.get("config") or "default")
+
+
+def hf_eval_results(run: Run, record: dict[str, Any], run_page: str) -> str:
+    """The run as a ``.eval_results/<benchmark>.yaml`` file of a Hugging Face model repo: one entry with the
+    fields Hugging Face's "Evaluation Results" page documents (``dataset.id``, ``dataset.task_id``,
+    ``dataset.revision`` when the run pins the dataset to a commit, ``value``, ``date``, ``source.url`` and
+    ``source.name``, ``notes``). A metric on [0, 1] is given in percent, as the Hub's leaderboards show
+    scores; the source is the run's page on the hub, with its per-task outcomes."""
+    found = hf_dataset(record)
+    if found is None:
+        raise invalid(f"the benchmark {run.benchmark_slug!r} is not read from a Hugging Face dataset, so its results "
+                      "have no dataset to be reported against", code=ErrorCode.NO_HF_DATASET)
+    if run.score is None:
+        raise invalid(f"the run {run.id} has no score to report", code=ErrorCode.NO_HF_DATASET)
+    dataset_id, task_id = found
+    metric = record["metric"]
+    percent = float(metric["min"]) == 0 and float(metric["max"]) == 1
+    value = round(run.score * 100, 4) if percent else run.score
+    revision = run.dataset_revision if run.dataset_revision and _COMMIT.match(run.dataset_revision) \
+        and run.dataset_ref == dataset_id else None
+    notes = (f"{run.agent_name} via {run.harness_name}, {run.n_tasks} tasks, {run.n_trials} trials; "
+             f"mean {metric['name']}{' in percent' if percent else ''}, counted by bountyboard")
+    lines = ["- dataset:", f"    id: {json.dumps(dataset_id)}", f"    task_id: {json.dumps(task_id)}"]
+    if revision:
+        lines.append(f"    revision: {json.dumps(revision)}")
+    lines += [f"  value: {value!r}", f"  date: {json.dumps(run.created_at.date().isoformat())}", "  source:",
+              f"    url: {json.dumps(run_page)}", f"    name: {json.dumps(f'bountyboard run {run.id}')}",
+              f"  notes: {json.dumps(notes)}"]
+    # JSON scalars are YAML scalars: the file needs no YAML writer.
+    return "\n".join(lines) + "\n"

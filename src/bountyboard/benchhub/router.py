@@ -173,16 +173,25 @@ async def list_runs(
 
 
 @router.get("/v1/bench/runs/{id}", summary="A run with its trials", response_model=RunDetail,
-            responses={**problem_responses(404), 200: {"description": "The run; with `format=every-eval-ever`, "
-                                                       "`{aggregate, instances}` in Every Eval Ever's schema 0.3.0"}})
-async def get_run(id: str, session: ReadSession, format: Annotated[Literal["hub", "every-eval-ever"], Query(
-        description="`every-eval-ever`: the run as an Every Eval Ever aggregate record and its instances")] = "hub",
-        ) -> RunDetail | JSONResponse:
-    if format == "every-eval-ever":
-        run, record = await service.run_and_record(session, id)
-        url = f"{get_settings().base_url.rstrip('/')}/v1/bench/runs/{id}"
-        return JSONResponse(exports.every_eval_ever(run, record, url))
-    return await service.get_run(session, id)
+            responses={**problem_responses(404), 200: {
+                "description": "The run; with `format=every-eval-ever`, `{aggregate, instances, aggregatePath, "
+                               "instancesPath}` in Every Eval Ever's schema 0.3.0; with `format=hf-eval-results`, "
+                               "the `.eval_results/<benchmark>.yaml` file of a Hugging Face model repo",
+                "content": {"application/yaml": {"schema": {"type": "string"}}}}})
+async def get_run(id: str, session: ReadSession, format: Annotated[
+        Literal["hub", "every-eval-ever", "hf-eval-results"], Query(
+            description="`every-eval-ever`: the run as an Every Eval Ever aggregate record and its instances; "
+                        "`hf-eval-results`: as a Hugging Face `.eval_results` YAML entry (422 `no_hf_dataset` "
+                        "when its benchmark is not a Hugging Face dataset)")] = "hub",
+        ) -> RunDetail | Response:
+    if format == "hub":
+        return await service.get_run(session, id)
+    run, record = await service.run_and_record(session, id)
+    settings = get_settings()
+    if format == "hf-eval-results":
+        page = f"{settings.effective_site_url}/benchhub/runs/{id}"
+        return Response(exports.hf_eval_results(run, record, page), media_type="application/yaml")
+    return JSONResponse(exports.every_eval_ever(run, record, f"{settings.effective_base_url}/v1/bench/runs/{id}"))
 
 
 @router.post("/v1/admin/bench/runs/{id}/retract", summary="Retract a run, with a visible reason (admin)",

@@ -291,6 +291,32 @@ def push(
     raise typer.Exit(1 if failed else 0)
 
 
+@app.command("export")
+def export_results(
+    model: Annotated[str, typer.Argument(help="The model whose results to export, e.g. acme/calc-1.")],
+    format_: Annotated[str, typer.Option("--format", help="hf-eval-results: a Hugging Face model repo's "
+                                         ".eval_results/<benchmark>.yaml files.")] = "hf-eval-results",
+    out: Annotated[Path, typer.Option("--out", help="The model repo's directory (the files go in .eval_results/).")
+                   ] = Path("."),
+    base_url: BaseUrl = None,
+) -> None:
+    """Export a model's hub results for another site (the hub's run with the most tasks per benchmark)."""
+    from bountyboard.client.transport import Transport
+    from bountyboard.runner.export import hf_eval_results
+
+    if format_ != "hf-eval-results":
+        raise _fail(f"unknown format {format_!r}: hf-eval-results (a run in Every Eval Ever's form is "
+                    "GET /v1/bench/runs/{id}?format=every-eval-ever)", 2)
+    with Transport(base_url or session.base_url()) as transport:
+        exported = hf_eval_results(transport, model, out)
+    for skipped in exported.skipped:
+        err_console.print(f"skipped {skipped}", markup=False)
+    if not exported.written:
+        raise _fail(f"no run of {model} can be exported as Hugging Face evaluation results")
+    for path in exported.written:
+        console.print(f"wrote {path}", markup=False)
+
+
 def _upload_all(ready: list[PreparedRun], base_url: str | None, api_key: str | None) -> bool:
     """Upload each prepared run, with a progress bar; stop at the first 429. True when all went up."""
     import httpx

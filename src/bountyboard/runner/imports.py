@@ -1,4 +1,5 @@
-"""``bench push`` for other harnesses' files: an Inspect AI log (``.eval`` or ``.json``) and Every Eval
+"""``bench push`` for other harnesses' files: an Inspect AI log (``.eval`` or ``.json``), an
+lm-evaluation-harness output (``results_*.json`` beside its ``samples_<task>_*.jsonl``) and Every Eval
 Ever records become run payloads, counted the way the harness counted them.
 
 Each sample is a task (its id is the task id) and each epoch of it one attempt (trial), rewarded
@@ -9,7 +10,12 @@ that is not such a mean of per-sample values (a corpus BLEU, an F1 over the pool
 be spread over tasks: the import refuses it rather than invent trials. The task name maps to a
 benchmark through the registry's ``aliases``; an unknown one is refused with the known names.
 
-The readers are optional extras; a missing one is named with its install line.
+lm-eval scores each document once per filter (its ``repeats`` are reduced by the filter before the
+metric), so each document is one task with one attempt, rewarded with the per-document value of
+the counted metric under the counted filter; the metric must be aggregated with ``mean``.
+
+The readers of Inspect and Every Eval Ever are optional extras, a missing one named with its
+install line; lm-eval's files are plain JSON and need no package to be read.
 """
 
 from __future__ import annotations
@@ -48,19 +54,41 @@ class Imported:
     metric: str
 
 
+def _json_head(path: Path) -> dict[str, Any] | None:
+    try:
+        head = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return head if isinstance(head, dict) else None
+
+
+def _is_lm_eval(head: dict[str, Any] | None) -> bool:
+    return head is not None and "results" in head and "configs" in head and "n-shot" in head
+
+
+def _lm_eval_files(path: Path) -> list[Path]:
+    """lm-eval's results files: the one given, or every ``results_*.json`` under a directory."""
+    if path.is_file():
+        return [path]
+    return [found for found in sorted(path.rglob("results_*.json")) if _is_lm_eval(_json_head(found))]
+
+
 def detect(path: Path) -> str | None:
-    """The format of ``path``: ``inspect``, ``every-eval-ever``, or None (a Harbor job tree)."""
+    """The format of ``path``: ``inspect``, ``lm-eval``, ``every-eval-ever``, or None (a Harbor job tree)."""
     if path.is_file() and path.suffix == ".eval":
         return "inspect"
+    if path.is_dir():
+        return "lm-eval" if _lm_eval_files(path) else None
     if path.is_file() and path.suffix == ".json":
-        try:
-            head = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        head = _json_head(path)
+        if head is None:
             return None
-        if isinstance(head, dict) and "eval" in head and "version" in head and "status" in head:
+        if "eval" in head and "version" in head and "status" in head:
             return "inspect"
-        if isinstance(head, dict) and "evaluation_results" in head and "schema_version" in head:
+        if "evaluation_results" in head and "schema_version" in head:
             return "every-eval-ever"
+        if _is_lm_eval(head):
+            return "lm-eval"
     return None
 
 
@@ -169,7 +197,7 @@ def _eee_validate(*paths: Path) -> None:
 
 
 # Every Eval Ever metric ids whose score is the mean of the instances' scores.
-_EEE_MEAN_METRICS = frozenset({"accuracy", "acc", "exact_match", "mean"})
+_EEE_MEAN_METRICS = frozenset({"accuracy", "acc", "exact_match", "exact-match", "mean"})
 
 
 def read_eee(path: Path, *, benchmark: str | None = None) -> Imported:
@@ -211,8 +239,10 @@ def read_eee(path: Path, *, benchmark: str | None = None) -> Imported:
     library = record.get("eval_library") or {}
     version = str(library.get("version", "")).split(":")[-1]
     source = result.get("source_data") or {}
+    # lm-eval's converter names a filtered result `<task>/<filter>` and its id `<metric>:<filter>`.
+    task = result["evaluation_name"].removesuffix("/" + str(result.get("evaluation_result_id", "")).partition(":")[2])
     body = {
-        "benchmark": benchmark or benchmark_of(result["evaluation_name"]),
+        "benchmark": benchmark or benchmark_of(task),
         "model": record["model_info"]["id"],
         "agent": {"name": library.get("name") or "unknown", "version": ""},
         "harness": {"name": library.get("name") or "unknown", "version": version},
@@ -226,10 +256,112 @@ def read_eee(path: Path, *, benchmark: str | None = None) -> Imported:
     return Imported(body, float(result["score_details"]["score"]), str(result["metric_config"]["metric_id"]))
 
 
-def read(path: Path, kind: str, *, benchmark: str | None = None) -> Imported:
-    """Read a file :func:`detect` named."""
+# lm-eval metrics that are per-document values averaged when the task's config states no aggregation
+# (lm-eval's own defaults), and the ones counted first when a task reports several.
+_LM_EVAL_MEAN_DEFAULTS = ("acc", "exact_match", "acc_norm")
+_LM_EVAL_FIXED_KEYS = frozenset({"alias", "name", "sample_len", "sample_count", "samples"})
+
+
+def _lm_eval_metric(task: str, reported: dict[str, Any], config: dict[str, Any],
+                    where: str) -> tuple[str, str, str]:
+    """The ``(metric, filter, results key)`` an lm-eval task is counted with: ``acc``, else ``exact_match``,
+    else the first other metric aggregated with ``mean``; the first filter that reports it."""
+    stated = {entry["metric"]: entry.get("aggregation") for entry in config.get("metric_list") or []
+              if isinstance(entry, dict) and isinstance(entry.get("metric"), str)}
+    keys = [key for key in reported if key not in _LM_EVAL_FIXED_KEYS and "_stderr," not in key
+            and isinstance(reported[key], int | float)]
+
+    def is_mean(metric: str) -> bool:
+        aggregation = stated.get(metric)
+        return aggregation == "mean" or (aggregation is None and metric in _LM_EVAL_MEAN_DEFAULTS)
+
+    countable: list[tuple[str, str, str]] = []
+    for key in keys:
+        metric, _, flt = key.partition(",")
+        if is_mean(metric):
+            countable.append((metric, flt or "none", key))
+    if not countable:
+        said = ", ".join(f"{key} ({stated.get(key.split(',')[0]) or 'its own aggregation'})" for key in keys)
+        raise ImportRefused(f"{where}: the task {task!r} reports {said or 'no metric'}; none is a mean of "
+                            "per-document values, so it cannot be counted per task")
+    order = {name: rank for rank, name in enumerate(_LM_EVAL_MEAN_DEFAULTS[:2])}
+    return min(countable, key=lambda found: order.get(found[0], len(order)))
+
+
+def _lm_eval_task(results_file: Path, data: dict[str, Any], task: str, benchmark: str | None) -> Imported:
+    config = data["configs"][task]
+    reported = data["results"][task]
+    metric, flt, key = _lm_eval_metric(task, reported, config, results_file.name)
+    samples = results_file.with_name(f"samples_{task}_{results_file.stem.removeprefix('results_')}.jsonl")
+    if not samples.is_file():
+        raise ImportRefused(f"{results_file.name}: no {samples.name} beside it; per-document scores are needed to "
+                            "count per task (run lm-eval with --log_samples)")
+    trials = []
+    attempts: dict[str, int] = {}
+    for line in samples.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line) if line.strip() else {}
+        if row.get("filter") != flt or not isinstance(row.get(metric), int | float):
+            continue
+        doc = str(row["doc_id"])
+        attempts[doc] = attempts.get(doc, 0) + 1
+        trials.append({"taskId": doc, "trialName": f"{task}__doc{doc}__{attempts[doc]}",
+                       "rewards": {REWARD_KEY: float(row[metric])}})
+    if not trials:
+        raise ImportRefused(f"{samples.name}: no document scored with {metric} under the filter {flt!r}")
+    version = str(data.get("lm_eval_version") or "")
+    run_config = data.get("config") or {}
+    kwargs = config.get("dataset_kwargs") or {}
+    files = kwargs.get("data_files")
+    local = Path(str(next(iter(files.values())) if isinstance(files, dict) else files)).name if files else None
+    ref = config.get("dataset_path") if config.get("dataset_path") not in (None, "json", "csv", "parquet") else local
+    body = {
+        "benchmark": benchmark or benchmark_of(task),
+        "model": data.get("model_name") or run_config.get("model") or "unknown",
+        "agent": {"name": "lm_eval", "version": f"{task} {data['n-shot'].get(task, 0)}-shot {key}"[:100]},
+        "harness": {"name": "lm_eval", "version": version},
+        "dataset": {"ref": "/".join(filter(None, [str(ref or task), config.get("dataset_name")])),
+                    "revision": kwargs.get("revision") or (data.get("task_hashes") or {}).get(task) or None},
+        "trials": trials,
+        "primaryMetric": REWARD_KEY,
+        "source": {"format": "lm-eval", "tool": "lm_eval", "version": version},
+    }
+    return Imported(body, float(reported[key]), key)
+
+
+def read_lm_eval(path: Path, *, benchmark: str | None = None) -> list[Imported]:
+    """An lm-eval output (a results file, or a directory of them) as one run per task it evaluated:
+    groups are left out, their tasks imported one by one."""
+    runs: list[Imported] = []
+    for results_file in _lm_eval_files(path):
+        data = json.loads(results_file.read_text(encoding="utf-8"))
+        runs.extend(_lm_eval_task(results_file, data, task, benchmark) for task in data["configs"])
+    if benchmark is not None and len(runs) > 1:
+        raise ImportRefused(f"{path.name}: --benchmark names one benchmark, and this output has {len(runs)} tasks; "
+                            "push their results files one by one")
+    return runs
+
+
+def _as_reported(found: Imported, where: str) -> Imported:
+    """The run, when the hub's score of it (the mean over every attempt, one without a reward counting
+    0) is the aggregate the harness reported; refused otherwise, since the hub would count another."""
+    trials = found.body["trials"]
+    mean = math.fsum((trial.get("rewards") or {}).get(REWARD_KEY, 0.0) for trial in trials) / len(trials)
+    if abs(mean - found.reported) > 1e-9:
+        raise ImportRefused(f"{where}: its {len(trials)} attempts average {mean:.6g}, but the harness reported "
+                            f"{found.metric} = {found.reported:.6g} (samples with unequal epochs, or without a "
+                            "score?); the hub would count another score, so nothing is uploaded")
+    return found
+
+
+def read(path: Path, kind: str, *, benchmark: str | None = None) -> list[Imported]:
+    """Read a file :func:`detect` named: one run, or one per task of an lm-eval output, each counted as
+    the harness counted it."""
     if kind == "inspect":
-        return read_inspect(path, benchmark=benchmark)
-    if kind == "every-eval-ever":
-        return read_eee(path, benchmark=benchmark)
-    raise ImportRefused(f"{path.name}: no reader for {kind}")
+        found = [read_inspect(path, benchmark=benchmark)]
+    elif kind == "lm-eval":
+        found = read_lm_eval(path, benchmark=benchmark)
+    elif kind == "every-eval-ever":
+        found = [read_eee(path, benchmark=benchmark)]
+    else:
+        raise ImportRefused(f"{path.name}: no reader for {kind}")
+    return [_as_reported(run, path.name) for run in found]

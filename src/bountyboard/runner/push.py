@@ -179,7 +179,7 @@ def prepare(root: Path, *, benchmark: str | None = None, model: str | None = Non
     if kind is not None:
         if metric is not None:
             raise PushError(f"--metric does not apply to {kind} files: the harness's own metric is counted")
-        return [_prepare_import(root, kind, benchmark=benchmark, model=model, claim=claim)]
+        return _prepare_import(root, kind, benchmark=benchmark, model=model, claim=claim)
     jobs = find_job_dirs(root)
     if not jobs:
         raise PushError(f"no job directories (with config.json and result.json) under {root}")
@@ -231,16 +231,13 @@ def _prepared(path: Path, body: dict[str, Any], skipped: list[str]) -> PreparedR
 
 
 def _prepare_import(path: Path, kind: str, *, benchmark: str | None, model: str | None,
-                    claim: dict[str, Any] | None) -> PreparedRun:
-    """One run from another harness's file (:mod:`.imports`)."""
+                    claim: dict[str, Any] | None) -> list[PreparedRun]:
+    """The runs of another harness's file (:mod:`.imports`)."""
     try:
         found = imports.read(path, kind, benchmark=benchmark)
     except imports.ImportRefused as exc:
         raise PushError(str(exc)) from exc
-    body = {**found.body, "claim": claim}
-    if model:
-        body["model"] = model
-    return _prepared(path, body, [])
+    return [_prepared(path, {**run.body, "claim": claim, **({"model": model} if model else {})}, []) for run in found]
 
 
 def payload_json(run: PreparedRun) -> dict[str, Any]:
