@@ -48,7 +48,7 @@ async def _writer(database: Database, writer: int, late: float, log: list[Transa
             log.append(Transaction(began, time.monotonic(), [event.id for event in events]))
 
 
-async def _poll(database: Database, expected: int, writing: asyncio.Task[object]) -> list[Event]:
+async def _poll(database: Database, expected: int, writing: asyncio.Future[list[None]]) -> list[Event]:
     """Page through the feed, 7 at a time, until the writers are done and every event was seen (or 60 s)."""
     seen: list[Event] = []
     cursor = 0
