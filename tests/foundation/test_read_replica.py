@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+import httpx
 import pytest
 
+from tests.events.helpers import emit, feed
 from tests.support import standby
 from tests.support.api import Account, Admin, client
 from tests.support.server import LiveServer
 
 WINDOW = 1.5  # seconds a caller that wrote reads from the primary
+
+@dataclass
+class HasKey:
+    http: httpx.Client
+
 
 pytestmark = pytest.mark.skipif(standby.missing() is not None, reason=str(standby.missing()))
 
@@ -68,3 +76,27 @@ def test_gets_read_the_standby_and_a_writer_reads_its_writes(
     pair.caught_up()
     assert _hooks(other_key, server) == _hooks(operator.key, server) == everything
 
+
+
+def test_the_feed_read_from_the_standby_shows_what_it_has_replayed(
+        replicated: tuple[LiveServer, standby.Pair]) -> None:
+    server, pair = replicated
+    admin = Admin.of(server)
+    operator = admin.account("operator")
+    reader = operator.new_key(["claims:read"])
+    first = emit(admin, "claim.reviewed", operatorId=operator.id)
+    pair.caught_up()
+
+    def feed_ids() -> list[str]:
+        with client(server.base_url, reader) as http:
+            return [event["id"] for event in feed(HasKey(http))]
+
+    assert feed_ids() == [first[0]["id"]]  # the horizon of a hot standby's snapshot
+    pair.replay(paused=True)
+    try:
+        second = emit(admin, "claim.reviewed", operatorId=operator.id)
+        assert feed_ids() == [first[0]["id"]]
+    finally:
+        pair.replay(paused=False)
+    pair.caught_up()
+    assert feed_ids() == [first[0]["id"], second[0]["id"]]
