@@ -143,3 +143,36 @@ async def test_every_event_once_in_commit_order_with_late_commits(backend: str, 
         # Some transactions committed after others that follow them in the feed: the late commits the
         # horizon waited for (SQLite's single writer commits in feed order).
         assert late_first > 0
+
+
+@pytest.mark.skipif("postgresql" not in backends(), reason="PostgreSQL is not available")
+async def test_only_this_databases_open_transactions_hold_the_feed_back(tmp_path: Path) -> None:
+    """An open transaction of another database of the cluster cannot write here: the feed does not wait for
+    it. One of this database, begun before the event's, may still write one: the feed waits for it."""
+    with database_url("postgresql", tmp_path / "a") as url, database_url("postgresql", tmp_path / "b") as elsewhere:
+        await asyncio.to_thread(upgrade_database, url)
+        database = Database(Settings(database_url=url, data_dir=tmp_path))
+        other = Database(Settings(database_url=elsewhere, data_dir=tmp_path))
+
+        async def visible(event: Event) -> bool:
+            async with database.request_sessionmaker() as session:
+                page, _ = await list_events(session, Owner(OPERATOR), after=event.sequence - 1)
+            return [e.id for e in page] == [event.id]
+
+        async def written() -> Event:
+            async with database.sessionmaker() as session:
+                event = await record(session, "claim.reviewed", {}, operator_id=OPERATOR)
+                await session.commit()
+            return event
+
+        try:
+            for holder in (other, database):
+                async with holder.sessionmaker() as open_transaction:
+                    await open_transaction.execute(text("SELECT pg_current_xact_id()"))  # an id, older than the event's
+                    event = await written()
+                    assert await visible(event) is (holder is other)
+                    await open_transaction.rollback()
+                assert await visible(event)
+        finally:
+            await database.dispose()
+            await other.dispose()

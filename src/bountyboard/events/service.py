@@ -10,7 +10,21 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, Text, and_, bindparam, delete, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy import cast as cast_
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -46,8 +60,8 @@ _NEXT_SEQUENCE = (update(EventCounter).where(EventCounter.id == 1).values(value=
                   .returning(EventCounter.value))
 # PostgreSQL: the transaction horizon, no shared row. An event's position is its transaction's id times
 # ``IN_TRANSACTION`` plus its rank within that transaction (the transaction's own rows alone fall in its
-# range, so the rank is read without a lock), and a poller reads only below the oldest transaction still
-# running (``horizon``): none below it can commit later, and none commits at or above it unseen.
+# range, so the rank is read without a lock), and a poller reads only below the oldest transaction of this
+# database still running (``horizon``): none below it can commit later, none at or above it is passed.
 IN_TRANSACTION = 2**20
 _XACT_BASE = (cast_(cast_(func.pg_current_xact_id(), Text), BigInteger) * IN_TRANSACTION).label("base")
 _OWN = select(_XACT_BASE).cte("own")
@@ -60,10 +74,20 @@ _INSERT_POSITIONED_EVENT = insert(_EVENTS).from_select(
 ).returning(_EVENTS.c.sequence)
 
 
+# The oldest transaction still running in this database, or the snapshot's end if none is: the snapshot's
+# running transactions less those that ``pg_stat_activity`` shows in another database (they cannot write
+# here). One it cannot place (ended since the snapshot, prepared, hidden from this role) counts as this
+# database's, so the horizon is never later than the truth, only sometimes earlier.
+_HORIZON_XACT = literal_column("""(SELECT coalesce(
+    (SELECT min(x::text::bigint) FROM pg_snapshot_xip(s.snap) AS x WHERE xid(x) NOT IN (
+        SELECT a.backend_xid FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL
+        AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()))),
+    pg_snapshot_xmax(s.snap)::text::bigint) FROM (SELECT pg_current_snapshot() AS snap) AS s)""", BigInteger)
+
+
 def horizon() -> Any:
     """PostgreSQL: the lowest position a transaction still running may yet commit (none below it can)."""
-    xmin = func.pg_snapshot_xmin(func.pg_current_snapshot())
-    return cast_(cast_(xmin, Text), BigInteger) * IN_TRANSACTION
+    return _HORIZON_XACT * IN_TRANSACTION
 
 
 _SUBSCRIBERS = (
