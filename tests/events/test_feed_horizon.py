@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
 
 from bountyboard.config import Settings
 from bountyboard.events.models import Event
-from bountyboard.events.service import Owner, list_events, record
+from bountyboard.events.service import IN_TRANSACTION, Owner, list_events, record
 from bountyboard.storage.engine import Database
 from bountyboard.storage.migrations import upgrade_database
 from tests.support.server import backends, database_url
@@ -176,3 +177,24 @@ async def test_only_this_databases_open_transactions_hold_the_feed_back(tmp_path
         finally:
             await database.dispose()
             await other.dispose()
+
+
+@pytest.mark.skipif("postgresql" not in backends(), reason="PostgreSQL is not available")
+async def test_a_transaction_past_its_range_of_positions_fails(tmp_path: Path) -> None:
+    """The 2**20 positions of a transaction used up (its last one taken), the next event's insert fails
+    rather than taking a position of the next transaction's range."""
+    with database_url("postgresql", tmp_path) as url:
+        await asyncio.to_thread(upgrade_database, url)
+        database = Database(Settings(database_url=url, data_dir=tmp_path))
+        try:
+            async with database.sessionmaker() as session:
+                first = await record(session, "claim.reviewed", {}, operator_id=OPERATOR)
+                assert first.sequence % IN_TRANSACTION == 0
+                await session.execute(text(
+                    "INSERT INTO events (sequence, id, type, created_at, data) "
+                    "VALUES (:last, 'evt_last', 'claim.reviewed', now(), '{}')"),
+                    {"last": first.sequence + IN_TRANSACTION - 1})
+                with pytest.raises(IntegrityError):
+                    await record(session, "claim.reviewed", {}, operator_id=OPERATOR)
+        finally:
+            await database.dispose()

@@ -69,7 +69,9 @@ _RANK = select(func.max(_EVENTS.c.sequence) + 1).where(
     _EVENTS.c.sequence >= _OWN.c.base, _EVENTS.c.sequence < _OWN.c.base + IN_TRANSACTION).scalar_subquery()
 _INSERT_POSITIONED_EVENT = insert(_EVENTS).from_select(
     [column.key for column in _EVENTS.columns],
-    select(*(func.coalesce(_RANK, _OWN.c.base) if column.key == "sequence"
+    # Past 2**20 events in one transaction the last position repeats: the insert fails, never misorders.
+    select(*(func.least(func.coalesce(_RANK, _OWN.c.base), _OWN.c.base + IN_TRANSACTION - 1)
+             if column.key == "sequence"
              else bindparam(f"event_{column.key}", type_=column.type) for column in _EVENTS.columns)),
 ).returning(_EVENTS.c.sequence)
 
