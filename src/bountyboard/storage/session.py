@@ -7,7 +7,7 @@ committed state, and never take SQLite's write lock. ``WriteSession`` is the sam
 of work (``unit_of_work.transaction``): begun when FastAPI resolves it, committed when the route's answer
 is ready, before it is sent. FastAPI resolves a route's dependencies in the order of its parameters, so a
 writing route lists its ``WriteSession`` after the caller's dependency (tests/unit/test_sessions.py checks
-every route).
+every route). With a standby (``replica``), a GET's ``ReadSession`` is a second session, on the standby.
 """
 
 from __future__ import annotations
