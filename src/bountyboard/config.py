@@ -20,6 +20,10 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path(".bountyboard")
     database_url: str | None = None
+    # A PostgreSQL streaming standby of database_url: GET routes read from it (storage.replica), except
+    # for a caller that wrote within the last read_your_writes_seconds.
+    database_read_url: str | None = None
+    read_your_writes_seconds: float = Field(default=5.0, ge=0)
     base_url: str = "http://127.0.0.1:8000"
     site_url: str | None = None
     # Secrets as SecretStr: shown as ********** in reprs, logs and tracebacks of the settings.

@@ -26,7 +26,7 @@ class MessageStatus(StrEnum):
 class Event(Base):
     __tablename__ = "events"
 
-    # Global, gap-free and monotonic in commit order (see service.emit).
+    # The feed's position: grows in the order pollers see events, gaps allowed (see service._store).
     sequence: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True,
                                           autoincrement=False)
     id: Mapped[str] = mapped_column(String(40), unique=True)
@@ -40,7 +40,8 @@ class Event(Base):
 
 
 class EventCounter(Base):
-    """One row holding the last sequence number handed out."""
+    """SQLite only: one row holding the last position handed out, under the database's write lock
+    (PostgreSQL positions come from the transaction horizon, ``service.IN_TRANSACTION``)."""
 
     __tablename__ = "event_counter"
 

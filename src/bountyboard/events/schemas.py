@@ -24,7 +24,8 @@ class EventOut(CamelModel):
     type: str = Field(examples=["claim.reviewed"])
     timestamp: Timestamp = Field(validation_alias=_from_row("timestamp", "created_at"),
                                  examples=["2026-11-21T13:30:00.000Z"])
-    sequence: int = Field(description="Global, monotonic; the feed's order.", examples=[42])
+    sequence: int = Field(description="The feed's order: only grows in the order pollers see events (gaps allowed).",
+                          examples=[42])
     data: dict[str, Any]
 
     @classmethod

@@ -10,7 +10,22 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, delete, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy import cast as cast_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.clock import now
@@ -38,17 +53,45 @@ class Owner:
 # The statements of every event, built once: an event is written by most writing requests, and building
 # a statement costs more than SQLite takes to run it.
 _EVENTS = cast(Table, Event.__table__)
+_INSERT_EVENT = insert(_EVENTS)  # Core: a row written once needs no unit of work
+# SQLite: the single writer's own order. The counter row is taken under the database's write lock, which
+# every writer holds anyway until its commit, so positions commit in order and a purge never reuses one.
 _NEXT_SEQUENCE = (update(EventCounter).where(EventCounter.id == 1).values(value=EventCounter.value + 1)
                   .returning(EventCounter.value))
-_INSERT_EVENT = insert(_EVENTS)  # Core: a row written once needs no unit of work
-# PostgreSQL: the counter taken and the event stored in one statement, so the transaction that holds the
-# counter row (every other event-writing one waits for it) has one round trip fewer before its commit.
-_COUNTER = _NEXT_SEQUENCE.cte("counter")
-_INSERT_SEQUENCED_EVENT = insert(_EVENTS).from_select(
+# PostgreSQL: the transaction horizon, no shared row. An event's position is its transaction's id times
+# ``IN_TRANSACTION`` plus its rank within that transaction (the transaction's own rows alone fall in its
+# range, so the rank is read without a lock), and a poller reads only below the oldest transaction of this
+# database still running (``horizon``): none below it can commit later, none at or above it is passed.
+IN_TRANSACTION = 2**20
+_XACT_BASE = (cast_(cast_(func.pg_current_xact_id(), Text), BigInteger) * IN_TRANSACTION).label("base")
+_OWN = select(_XACT_BASE).cte("own")
+_RANK = select(func.max(_EVENTS.c.sequence) + 1).where(
+    _EVENTS.c.sequence >= _OWN.c.base, _EVENTS.c.sequence < _OWN.c.base + IN_TRANSACTION).scalar_subquery()
+_INSERT_POSITIONED_EVENT = insert(_EVENTS).from_select(
     [column.key for column in _EVENTS.columns],
-    select(*(_COUNTER.c.value if column.key == "sequence" else bindparam(f"event_{column.key}", type_=column.type)
-             for column in _EVENTS.columns)),
+    # Past 2**20 events in one transaction the last position repeats: the insert fails, never misorders.
+    select(*(func.least(func.coalesce(_RANK, _OWN.c.base), _OWN.c.base + IN_TRANSACTION - 1)
+             if column.key == "sequence"
+             else bindparam(f"event_{column.key}", type_=column.type) for column in _EVENTS.columns)),
 ).returning(_EVENTS.c.sequence)
+
+
+# The oldest transaction still running in this database, or the snapshot's end if none is: the snapshot's
+# running transactions less those that ``pg_stat_activity`` shows in another database (they cannot write
+# here). One it cannot place (ended since the snapshot, prepared, hidden from this role) counts as this
+# database's, so the horizon is never later than the truth, only sometimes earlier.
+_HORIZON_XACT = literal_column("""(SELECT coalesce(
+    (SELECT min(x::text::bigint) FROM pg_snapshot_xip(s.snap) AS x WHERE xid(x) NOT IN (
+        SELECT a.backend_xid FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL
+        AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()))),
+    pg_snapshot_xmax(s.snap)::text::bigint) FROM (SELECT pg_current_snapshot() AS snap) AS s)""", BigInteger)
+
+
+def horizon() -> Any:
+    """PostgreSQL: the lowest position a transaction still running may yet commit (none below it can)."""
+    return _HORIZON_XACT * IN_TRANSACTION
+
+
 _SUBSCRIBERS = (
     select(WebhookEndpoint.id, WebhookEndpoint.events)
     .where(WebhookEndpoint.enabled.is_(True),
@@ -62,15 +105,12 @@ _NOTIFY = select(func.pg_notify(WEBHOOKS_CHANNEL, PROCESS_TOKEN))
 
 
 async def _store(session: AsyncSession, event: Event) -> None:
-    """Give the event the next sequence and store it. The counter row stays locked until this transaction
-    commits, so sequences become visible in order: a poller reading "after N" can never miss an event
-    that commits later with a lower N."""
+    """Give the event its position and store it, so that a poller reading "after N" never misses an
+    event that commits later with a lower position, nor sees one twice (see ``IN_TRANSACTION``)."""
     if session.get_bind().dialect.name == "postgresql":
-        # Parameters named apart from the columns: an UPDATE would take a parameter named as one of its
-        # table's columns for a value to SET.
         values = {f"event_{column.key}": getattr(event, column.key) for column in _EVENTS.columns
                   if column.key != "sequence"}
-        event.sequence = int((await session.execute(_INSERT_SEQUENCED_EVENT, values)).scalar_one())
+        event.sequence = int((await session.execute(_INSERT_POSITIONED_EVENT, values)).scalar_one())
         return
     event.sequence = int((await session.execute(_NEXT_SEQUENCE)).scalar_one())
     await session.execute(_INSERT_EVENT, {column.key: getattr(event, column.key) for column in _EVENTS.columns})
@@ -138,9 +178,6 @@ async def record(
     publisher_id: str | None = None,
 ) -> Event:
     """``emit()`` with an untyped payload: only for the test-only event bursts, whose data is free."""
-    # Everything but the event itself is written and read first, its doorbell included: the counter row,
-    # once taken, is held by this transaction until it commits, and every other event-writing
-    # transaction waits for it.
     await session.flush()
     endpoints = await _subscribers(session, type, bot_id, operator_id, publisher_id)
     if endpoints:
@@ -174,8 +211,11 @@ async def list_events(
     limit: int = 50,
     delivery_failed: bool = False,
 ) -> tuple[list[Event], bool]:
-    """Events the owner may see with ``sequence > after``, oldest first; and whether more follow."""
+    """Events the owner may see with ``sequence > after``, oldest first; and whether more follow. On
+    PostgreSQL only those below the horizon: a later page then finds every event that commits late."""
     query = select(Event).where(Event.sequence > after, _visible_to(owner))
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.where(Event.sequence < horizon())
     if types:
         query = query.where(Event.type.in_(types))
     if delivery_failed:

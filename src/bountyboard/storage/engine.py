@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 
 from bountyboard.config import Settings, get_settings
 from bountyboard.storage.migrations import private_sqlite_files, sqlite_path
+from bountyboard.storage.replica import RecentWriters
 from bountyboard.storage.sqlite_driver import NO_BEGIN, InlineDBAPI, configure_sqlite
 from bountyboard.storage.stamps import PostgresStamps, SQLiteStamps, Stamps
 from bountyboard.storage.unit_of_work import UnitOfWorkSession
@@ -29,8 +30,9 @@ from bountyboard.storage.unit_of_work import UnitOfWorkSession
 _POOL_SIZE = 20
 
 
-def build_engine(settings: Settings) -> AsyncEngine:
-    url = settings.effective_database_url
+def build_engine(settings: Settings, url: str | None = None) -> AsyncEngine:
+    """The engine of the database (``url``: of its standby instead)."""
+    url = url or settings.effective_database_url
     if url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         private_sqlite_files(url)
@@ -59,6 +61,14 @@ class Database:
         self.reader = self.engine.execution_options(**options)
         # Requests: no transaction until ``unit_of_work.transaction`` begins one.
         self.request_sessionmaker = async_sessionmaker(self.reader, class_=UnitOfWorkSession, expire_on_commit=False)
+        # GET routes: from the standby, if there is one, as ``reader`` (``storage.replica``).
+        self.replica_engine: AsyncEngine | None = None
+        self.replica_sessionmaker: async_sessionmaker[UnitOfWorkSession] | None = None
+        self.recent_writers = RecentWriters(settings.read_your_writes_seconds)
+        if settings.database_read_url:
+            self.replica_engine = build_engine(settings, settings.database_read_url)
+            self.replica_sessionmaker = async_sessionmaker(self.replica_engine.execution_options(**options),
+                                                           class_=UnitOfWorkSession, expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -67,6 +77,8 @@ class Database:
     async def dispose(self) -> None:
         await self._stamps.close()
         await self.engine.dispose()
+        if self.replica_engine is not None:
+            await self.replica_engine.dispose()
 
     async def stamps(self) -> Stamps:
         """Names for the committed state of the database and of its accounts (``stamps``, ``statecache``)."""

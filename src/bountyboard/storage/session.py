@@ -7,7 +7,7 @@ committed state, and never take SQLite's write lock. ``WriteSession`` is the sam
 of work (``unit_of_work.transaction``): begun when FastAPI resolves it, committed when the route's answer
 is ready, before it is sent. FastAPI resolves a route's dependencies in the order of its parameters, so a
 writing route lists its ``WriteSession`` after the caller's dependency (tests/unit/test_sessions.py checks
-every route).
+every route). With a standby (``replica``), a GET's ``ReadSession`` is a second session, on the standby.
 """
 
 from __future__ import annotations
@@ -21,27 +21,42 @@ from starlette.types import Receive, Scope, Send
 
 from bountyboard.asgi import HTTPMiddleware
 from bountyboard.errors import Problem
+from bountyboard.storage import replica
 from bountyboard.storage.engine import get_database
 from bountyboard.storage.stamps import Stamps
 from bountyboard.storage.unit_of_work import UnitOfWorkSession, refused, transaction
 
-# Where a request's session lives from its first use to the end of the answer: the ASGI scope, which
+# Where a request's sessions live from their first use to the end of the answer: the ASGI scope, which
 # every ``Request`` object made for the request shares.
 _SCOPE_SESSION = "bountyboard.session"
+_SCOPE_REPLICA_SESSION = "bountyboard.replica_session"
+_REPLICA_METHODS = ("GET", "HEAD")
 
 
 def request_session(request: Request) -> UnitOfWorkSession:
-    """The request's one session; no transaction until a ``WriteSession`` begins one."""
+    """The request's one session on the primary; no transaction until a ``WriteSession`` begins one."""
     session: UnitOfWorkSession | None = request.scope.get(_SCOPE_SESSION)
     if session is None:
-        session = request.scope[_SCOPE_SESSION] = get_database().request_sessionmaker()
+        database = get_database()
+        session = request.scope[_SCOPE_SESSION] = database.request_sessionmaker()
+        if database.replica_sessionmaker is not None:
+            marked = replica.callers(request.scope)
+            session.on_every_commit = lambda: database.recent_writers.mark(marked)
     return session
 
 
 async def read_session(request: Request) -> AsyncSession:
-    """FastAPI dependency of a reading route. A coroutine rather than a generator: FastAPI's cost per
-    request grows with every exit it must run; :class:`RequestSessionMiddleware` closes the session."""
-    return request_session(request)
+    """FastAPI dependency of a reading route: a GET's from the standby if there is one and its caller has
+    not written lately (``replica``). A coroutine rather than a generator: FastAPI's cost per request grows
+    with every exit it must run; :class:`RequestSessionMiddleware` closes the session."""
+    database = get_database()
+    if (database.replica_sessionmaker is None or request.method not in _REPLICA_METHODS
+            or database.recent_writers.wrote_recently(replica.callers(request.scope))):
+        return request_session(request)
+    session: UnitOfWorkSession | None = request.scope.get(_SCOPE_REPLICA_SESSION)
+    if session is None:
+        session = request.scope[_SCOPE_REPLICA_SESSION] = database.replica_sessionmaker()
+    return session
 
 
 async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
@@ -70,15 +85,16 @@ async def answered_refusal(request: Request, problem: Problem | None) -> None:
 
 
 class RequestSessionMiddleware(HTTPMiddleware):
-    """Closes the request's session, if it opened one, after the answer."""
+    """Closes the request's sessions, those it opened, after the answer."""
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self.app(scope, receive, send)
         finally:
-            session: UnitOfWorkSession | None = scope.pop(_SCOPE_SESSION, None)
-            if session is not None:
-                await session.close()
+            for key in (_SCOPE_SESSION, _SCOPE_REPLICA_SESSION):
+                session: UnitOfWorkSession | None = scope.pop(key, None)
+                if session is not None:
+                    await session.close()
 
 
 async def _request_stamps(session: AsyncSession) -> Stamps | None:

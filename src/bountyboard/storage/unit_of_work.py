@@ -38,7 +38,8 @@ class UnitOfWorkSession(AsyncSession):
     """The sessions of this service: an ``AsyncSession`` that runs callbacks after its commit.
 
     ``writing`` says whether ``begin`` opened a write transaction that has not ended yet; ``stamps`` keeps
-    a request's stamps (``session.request_stamps``), read once per request.
+    a request's stamps (``session.request_stamps``), read once per request; ``on_every_commit`` runs after
+    each of its commits (a request's: marking its caller as a recent writer, ``replica``).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -46,6 +47,7 @@ class UnitOfWorkSession(AsyncSession):
         self.writing = False
         self.stamps: Stamps | None = None
         self._after_commit: list[Callable[[], None]] = []
+        self.on_every_commit: Callable[[], None] | None = None
 
     def after_commit(self, callback: Callable[[], None]) -> bool:
         """Run ``callback`` once this transaction commits (forgotten if it rolls back); False if it was
@@ -61,6 +63,8 @@ class UnitOfWorkSession(AsyncSession):
             await super().commit()
         finally:
             self.writing = False
+        if self.on_every_commit is not None:
+            self.on_every_commit()
         for callback in callbacks:
             callback()
 

@@ -96,9 +96,10 @@ class Queue:
         self.time_scale = settings.webhook_time_scale
 
     async def lease(self, session: AsyncSession) -> list[Job]:
-        """Lease the next due rows in the session's transaction (the caller commits), in queue order."""
+        """Lease the next due rows in the session's transaction (the caller commits), in the feed's order
+        (the events' positions) of what has committed: an event that commits late is sent when it does."""
         current = now()
-        rows_due = (due(current).order_by(WebhookMessage.id).limit(self.batch_size)
+        rows_due = (due(current).order_by(WebhookMessage.event_sequence, WebhookMessage.id).limit(self.batch_size)
                     .with_for_update(of=WebhookMessage, skip_locked=True))
         token = secrets.token_hex(16)
         ids = list((await session.execute(
@@ -112,7 +113,7 @@ class Queue:
             select(WebhookMessage, Event, WebhookEndpoint)
             .join(Event, Event.sequence == WebhookMessage.event_sequence)
             .join(WebhookEndpoint, WebhookEndpoint.id == WebhookMessage.endpoint_id)
-            .where(WebhookMessage.id.in_(ids)).order_by(WebhookMessage.id)
+            .where(WebhookMessage.id.in_(ids)).order_by(WebhookMessage.event_sequence, WebhookMessage.id)
         )
         return [
             Job(message_id=message.id, token=token, attempt=message.attempts + 1,
