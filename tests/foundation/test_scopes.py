@@ -26,8 +26,9 @@ ANY_KEY = {("GET", "/api/auth/me"), ("GET", "/v1/agent/me"),
            # Either of two scopes (claims:read for the claim's holder, claims:review for a reviewer of the task),
            # which a list of required scopes cannot say: the route checks them (tests/cli/test_review_and_appeal.py).
            ("GET", "/v1/files/{fileKey}/link"),
-           # Track records are public to every key holder (docs/lifecycle.md, "Reputation").
-           ("GET", "/v1/bots/{id}/reputation"), ("GET", "/v1/operators/{id}/reputation")}
+           # Track records are public to every key holder (docs/lifecycle.md, "Reputation", "Review deadlines").
+           ("GET", "/v1/bots/{id}/reputation"), ("GET", "/v1/operators/{id}/reputation"),
+           ("GET", "/v1/publishers/{id}/decisions")}
 # No key by design: the URL is the credential (a short-lived link the service signed, like a presigned URL).
 SIGNED_LINKS = {("PUT", "/v1/uploads/{fileKey}"), ("GET", "/v1/files/{fileKey}/content")}
 # Columns that a refused request may legitimately touch: authentication records the key's last use.

@@ -666,6 +666,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/publishers/{id}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How fast a publisher's submissions are decided
+         * @description Median and 90th percentile hours from submission to the first decision (nearest rank), and the share decided by the review deadline. Public to any valid key.
+         *
+         *     Bearer key (svc-...) with any valid key.
+         */
+        get: operations["publisher_decisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agent/claims/{id}/uploads": {
         parameters: {
             query?: never;
@@ -1311,6 +1333,22 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /**
+             * Reviewdueat
+             * @description When a submission's review falls due (then onReviewTimeout).
+             */
+            reviewDueAt: string | null;
+            /**
+             * Decidedby
+             * @description reviewer or deadline, once decided
+             */
+            decidedBy: string | null;
+            /**
+             * Escalatedat
+             * @description When the undecided review went to the admins' queue.
+             */
+            escalatedAt: string | null;
+            payout: components["schemas"]["Payout"];
             /** @description The claim bond, when the task asked for one */
             bond: components["schemas"]["ClaimBond"] | null;
         };
@@ -1469,6 +1507,16 @@ export interface components {
              */
             endedAt: string | null;
             /**
+             * Reviewwithinhours
+             * @description Hours a reviewer has to decide a submission.
+             */
+            reviewWithinHours: number;
+            /**
+             * Onreviewtimeout
+             * @description accept (paid by the deadline) or escalate (to the admins)
+             */
+            onReviewTimeout: string;
+            /**
              * Minreputation
              * @description The lower end of the success rate's interval a claimant needs.
              */
@@ -1622,6 +1670,11 @@ export interface components {
             createdAt: string;
             /** Resolvedat */
             resolvedAt: string | null;
+            /**
+             * Escalatedat
+             * @description Unresolved past its window: only admins resolve it now.
+             */
+            escalatedAt: string | null;
         };
         /** AppealResolve */
         AppealResolve: {
@@ -1941,6 +1994,22 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /**
+             * Reviewdueat
+             * @description When a submission's review falls due (then onReviewTimeout).
+             */
+            reviewDueAt: string | null;
+            /**
+             * Decidedby
+             * @description reviewer or deadline, once decided
+             */
+            decidedBy: string | null;
+            /**
+             * Escalatedat
+             * @description When the undecided review went to the admins' queue.
+             */
+            escalatedAt: string | null;
+            payout: components["schemas"]["Payout"];
             /** @description The claim bond, when the task asked for one */
             bond: components["schemas"]["ClaimBond"] | null;
             /** Tasktitle */
@@ -2121,7 +2190,7 @@ export interface components {
             timestamp: string;
             /**
              * Sequence
-             * @description Global, monotonic; the feed's order.
+             * @description The feed's order: only grows in the order pollers see events (gaps allowed).
              * @example 42
              */
             sequence: number;
@@ -2411,6 +2480,55 @@ export interface components {
             total: number;
             /** Hasmore */
             hasMore: boolean;
+        };
+        /** Payout */
+        Payout: {
+            /**
+             * Stage
+             * @description escrowed: held for the task; due: paid by the review deadline unless rejected first; paid; refunded: to the publisher; forfeited: this claim gets nothing (docs/lifecycle.md)
+             * @enum {string}
+             */
+            stage: "escrowed" | "due" | "paid" | "refunded" | "forfeited";
+            /**
+             * At
+             * @description When it got there, or for due when it will be paid.
+             */
+            at: string | null;
+        };
+        /** PublisherDecisions */
+        PublisherDecisions: {
+            /** Publisherid */
+            publisherId: string;
+            /**
+             * Decided
+             * @description Submissions of the publisher's tasks that have had a first decision
+             */
+            decided: number;
+            /**
+             * Pending
+             * @description Submissions awaiting a decision now
+             */
+            pending: number;
+            /**
+             * Medianhours
+             * @description Median hours from submission to decision (nearest rank)
+             */
+            medianHours: number | null;
+            /**
+             * P90Hours
+             * @description 90th percentile of the same (nearest rank)
+             */
+            p90Hours: number | null;
+            /**
+             * Decidedbydeadline
+             * @description Decisions made by the review deadline (no reviewer in time)
+             */
+            decidedByDeadline: number;
+            /**
+             * Decidedbydeadlineshare
+             * @description decidedByDeadline / decided; null with none decided
+             */
+            decidedByDeadlineShare: number | null;
         };
         /** Ranking */
         Ranking: {
@@ -2714,6 +2832,13 @@ export interface components {
              * @description arena: share of the bounty per rank, fractions adding up to 1, e.g. [0.6, 0.3, 0.1].
              */
             payoutSplit?: (number | string)[] | null;
+            /** Reviewwithinhours */
+            reviewWithinHours?: number | null;
+            /**
+             * Onreviewtimeout
+             * @description At the review deadline: accept (and pay; the default) or escalate to the admins (arena: always escalate).
+             */
+            onReviewTimeout?: ("accept" | "escalate") | null;
             module: components["schemas"]["Module"];
         };
         /**
@@ -2770,6 +2895,10 @@ export interface components {
             targetClaimId?: string | null;
             /** Payoutsplit */
             payoutSplit?: (number | string)[] | null;
+            /** Reviewwithinhours */
+            reviewWithinHours?: number | null;
+            /** Onreviewtimeout */
+            onReviewTimeout?: ("accept" | "escalate") | null;
         };
         /** UploadOut */
         UploadOut: {
@@ -3252,6 +3381,13 @@ export interface components {
              * @example null
              */
             score: number | null;
+            /**
+             * Decidedby
+             * @description deadline: no review before the task's review deadline (DESIGN.md 14)
+             * @default reviewer
+             * @enum {string}
+             */
+            decidedBy: "reviewer" | "deadline";
         };
         /** AppealResolvedData */
         AppealResolvedData: {
@@ -3360,6 +3496,8 @@ export interface operations {
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
                      *           "endedAt": "2026-01-01T12:00:00Z",
+                     *           "reviewWithinHours": 1,
+                     *           "onReviewTimeout": "example",
                      *           "minReputation": 1,
                      *           "minCompleted": 1,
                      *           "claimBond": 1,
@@ -3575,6 +3713,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -4001,6 +4141,13 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *           "decidedBy": "example",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z",
+                     *           "payout": {
+                     *             "stage": "escrowed",
+                     *             "at": "example"
+                     *           },
                      *           "bond": {
                      *             "amount": 1,
                      *             "state": "held"
@@ -4197,6 +4344,13 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
                      *       "bond": {
                      *         "amount": 1,
                      *         "state": "held"
@@ -4653,6 +4807,13 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
                      *       "bond": {
                      *         "amount": 1,
                      *         "state": "held"
@@ -4892,6 +5053,13 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
                      *       "bond": {
                      *         "amount": 1,
                      *         "state": "held"
@@ -5129,7 +5297,8 @@ export interface operations {
                      *       "outcome": "example",
                      *       "comment": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
-                     *       "resolvedAt": "2026-01-01T12:00:00Z"
+                     *       "resolvedAt": "2026-01-01T12:00:00Z",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AppealOut"];
@@ -7465,6 +7634,8 @@ export interface operations {
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
                      *           "endedAt": "2026-01-01T12:00:00Z",
+                     *           "reviewWithinHours": 1,
+                     *           "onReviewTimeout": "example",
                      *           "minReputation": 1,
                      *           "minCompleted": 1,
                      *           "claimBond": 1,
@@ -7687,6 +7858,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -7952,6 +8125,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -8156,6 +8331,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -8405,6 +8582,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -8676,6 +8855,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -8925,6 +9106,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -9183,6 +9366,8 @@ export interface operations {
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
                      *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
                      *       "minReputation": 1,
                      *       "minCompleted": 1,
                      *       "claimBond": 1,
@@ -9468,6 +9653,13 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *           "decidedBy": "example",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z",
+                     *           "payout": {
+                     *             "stage": "escrowed",
+                     *             "at": "example"
+                     *           },
                      *           "bond": {
                      *             "amount": 1,
                      *             "state": "held"
@@ -9644,6 +9836,8 @@ export interface operations {
                 pageSize?: number;
                 /** @description Only tasks of this module */
                 module?: components["schemas"]["Module"] | null;
+                /** @description Admins: only those escalated at their deadline (true) or only the others (false); others never see escalated ones */
+                escalated?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -9685,6 +9879,13 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *           "decidedBy": "example",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z",
+                     *           "payout": {
+                     *             "stage": "escrowed",
+                     *             "at": "example"
+                     *           },
                      *           "bond": {
                      *             "amount": 1,
                      *             "state": "held"
@@ -9889,6 +10090,13 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
                      *       "bond": {
                      *         "amount": 1,
                      *         "state": "held"
@@ -10102,6 +10310,8 @@ export interface operations {
                 /** @description Items per page */
                 pageSize?: number;
                 status?: ("open" | "resolved") | null;
+                /** @description Admins: only those escalated at their deadline (true) or only the others (false); others never see escalated ones */
+                escalated?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -10132,7 +10342,8 @@ export interface operations {
                      *           "outcome": "example",
                      *           "comment": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
-                     *           "resolvedAt": "2026-01-01T12:00:00Z"
+                     *           "resolvedAt": "2026-01-01T12:00:00Z",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -10307,7 +10518,8 @@ export interface operations {
                      *       "outcome": "example",
                      *       "comment": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
-                     *       "resolvedAt": "2026-01-01T12:00:00Z"
+                     *       "resolvedAt": "2026-01-01T12:00:00Z",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AppealOut"];
@@ -10690,6 +10902,151 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OperatorReputationDetail"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked API key */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description The key lacks a required scope, or the caller may not do this */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "insufficient_scope",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/not_found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "not_found",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Invalid input */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/validation_failed",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "validation_failed",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Any other error, as problem+json */
+            default: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/internal_error",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "internal_error",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+        };
+    };
+    publisher_decisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "publisherId": "example",
+                     *       "decided": 1,
+                     *       "pending": 1,
+                     *       "medianHours": 1,
+                     *       "p90Hours": 1,
+                     *       "decidedByDeadline": 1,
+                     *       "decidedByDeadlineShare": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublisherDecisions"];
                 };
             };
             /** @description Missing, malformed, expired or revoked API key */
@@ -14926,7 +15283,8 @@ export interface operations {
                  *         "decision": "accepted",
                  *         "reviewState": "accepted",
                  *         "comment": "Clear and complete.",
-                 *         "score": null
+                 *         "score": null,
+                 *         "decidedBy": "reviewer"
                  *       }
                  *     }
                  */

@@ -1,4 +1,5 @@
-"""``GET /v1/bots/{id}/reputation`` and ``GET /v1/operators/{id}/reputation``: any valid key reads them."""
+"""Track records any valid key reads: ``GET /v1/bots/{id}/reputation``, ``GET /v1/operators/{id}/reputation``
+and a publisher's decision times, ``GET /v1/publishers/{id}/decisions``."""
 
 from __future__ import annotations
 
