@@ -82,6 +82,28 @@ def _run_of(base_url: str, model: str) -> dict[str, Any]:
     return detail
 
 
+def convert_and_push_eee(converter: str, log: Path, cwd: Path, admin: Admin, name: str,
+                         *options: str) -> tuple[Path, dict[str, Any]]:
+    """Convert ``log`` with Every Eval Ever's own ``converter``, check the record with its validator, push it
+    with the bountyboard installed beside it: the record's aggregate file and the hub's run."""
+    converted = subprocess.run([str(EEE_PYTHON), "-m", f"every_eval_ever.converters.{converter}", "--log_path",
+                                str(log), "--output_dir", "data", "--source_organization_name", "bountyboard-tests",
+                                *options], capture_output=True, text=True, timeout=300, cwd=cwd)
+    assert converted.returncode == 0, converted.stderr[-3000:]
+    [aggregate] = (cwd / "data").rglob("*.json")
+    instances = aggregate.with_name(aggregate.stem + "_samples.jsonl")
+    checked = subprocess.run([str(EEE_PYTHON), "-m", "every_eval_ever", "validate",
+                              str(aggregate.relative_to(cwd)), str(instances.relative_to(cwd))],
+                             capture_output=True, text=True, cwd=cwd)
+    assert checked.returncode == 0, checked.stdout[-3000:]
+    model = f"test-{uuid.uuid4().hex[:8]}/{name}"
+    pushed = subprocess.run([str(EEE_PYTHON.parent / "bountyboard"), "bench", "push", str(aggregate), "--model", model,
+                             "--base-url", admin.base_url, "--api-key", admin.account("operator").key],
+                            capture_output=True, text=True, timeout=120)
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    return aggregate, _run_of(admin.base_url, model)
+
+
 @pytest.mark.parametrize("log_format", ["eval", "json"])
 def test_an_inspect_log_is_one_run_scored_as_inspect_scored_it(log_format: str, admin: Admin,
                                                                  tmp_path: Path) -> None:
@@ -140,22 +162,7 @@ def test_every_eval_ever_records_of_the_log_count_the_same(admin: Admin, tmp_pat
         pytest.skip("Every Eval Ever needs Python 3.12: scripts/import-deps.sh makes .venv-eee")
     # Its converter names the developer from the model's provider, which mockllm is not.
     log = _inspect_log(tmp_path, python=EEE_PYTHON, rename="openai/calc-1")
-    converted = subprocess.run([str(EEE_PYTHON), "-m", "every_eval_ever.converters.inspect", "--log_path", str(log),
-                                "--output_dir", "data", "--source_organization_name", "bountyboard-tests"],
-                               capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert converted.returncode == 0, converted.stderr[-3000:]
-    [aggregate] = (tmp_path / "data").rglob("*.json")
-    instances = aggregate.with_name(aggregate.stem + "_samples.jsonl")
-    checked = subprocess.run([str(EEE_PYTHON), "-m", "every_eval_ever", "validate",
-                              str(aggregate.relative_to(tmp_path)), str(instances.relative_to(tmp_path))],
-                             capture_output=True, text=True, cwd=tmp_path)
-    assert checked.returncode == 0, checked.stdout[-3000:]
-    model = f"test-{uuid.uuid4().hex[:8]}/mock-eee"
-    pushed = subprocess.run([str(EEE_PYTHON.parent / "bountyboard"), "bench", "push", str(aggregate), "--model", model,
-                             "--base-url", admin.base_url, "--api-key", admin.account("operator").key],
-                            capture_output=True, text=True, timeout=120)
-    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
-    run = _run_of(admin.base_url, model)
+    aggregate, run = convert_and_push_eee("inspect", log, tmp_path, admin, "mock-eee")
     reported = json.loads(aggregate.read_text())["evaluation_results"][0]["score_details"]["score"]
     assert abs(run["score"] - reported) <= 1e-9
     assert abs(run["score"] - 0.7) <= 1e-9

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from tests.runner.conftest import bench
-from tests.runner.test_imports import EEE_PYTHON, _run_of
+from tests.runner.test_imports import EEE_PYTHON, _run_of, convert_and_push_eee
 from tests.support.api import Admin
 
 # Five sums; the fixed model answers documents 0, 1 and 3 right: exact_match 0.6.
@@ -180,22 +180,7 @@ def test_every_eval_ever_records_of_the_lm_eval_output_count_the_same(admin: Adm
     if not EEE_PYTHON.exists():
         pytest.skip("Every Eval Ever needs Python 3.12: scripts/import-deps.sh makes .venv-eee")
     out = lm_eval_out
-    converted = subprocess.run([str(EEE_PYTHON), "-m", "every_eval_ever.converters.lm_eval", "--log_path", str(out),
-                                "--output_dir", "data", "--source_organization_name", "bountyboard-tests",
-                                "--include_samples"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert converted.returncode == 0, converted.stderr[-3000:]
-    [aggregate] = (tmp_path / "data").rglob("*.json")
-    instances = aggregate.with_name(aggregate.stem + "_samples.jsonl")
-    checked = subprocess.run([str(EEE_PYTHON), "-m", "every_eval_ever", "validate",
-                              str(aggregate.relative_to(tmp_path)), str(instances.relative_to(tmp_path))],
-                             capture_output=True, text=True, cwd=tmp_path)
-    assert checked.returncode == 0, checked.stdout[-3000:]
-    model = f"test-{uuid.uuid4().hex[:8]}/lm-eval-eee"
-    pushed = subprocess.run([str(EEE_PYTHON.parent / "bountyboard"), "bench", "push", str(aggregate), "--model", model,
-                             "--base-url", admin.base_url, "--api-key", admin.account("operator").key],
-                            capture_output=True, text=True, timeout=120)
-    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
-    run = _run_of(admin.base_url, model)
+    _, run = convert_and_push_eee("lm_eval", out, tmp_path, admin, "lm-eval-eee", "--include_samples")
     assert abs(run["score"] - _reported(out, "exact_match,none")) <= 1e-9
     assert (run["benchmark"], run["nTasks"], run["nTrialsTotal"]) == ("gsm8k", 5, 5)
     assert run["source"] == {"format": "every-eval-ever", "tool": "lm_eval", "version": "0.3.0"}
