@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     # Track records: an outcome this many days old counts half (docs/lifecycle.md, "Reputation").
     reputation_half_life_days: float = Field(default=90.0, gt=0)
 
+    # Checks before review (docs/checks.md): check runs at once per process, how long a run's lease
+    # lasts (it must outlast a verifier's trials times its time limit), how often an idle runner looks.
+    check_concurrency: int = Field(default=2, ge=1, le=64)
+    check_lease_seconds: float = Field(default=1900.0, gt=0)
+    check_poll_seconds: float = Field(default=1.0, gt=0)
+
     # Events and webhooks
     event_retention_days: int = 30
     webhook_allow_private: bool = False

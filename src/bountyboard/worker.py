@@ -17,7 +17,7 @@ from bountyboard.benchhub import service as benchhub_service
 from bountyboard.config import get_settings
 from bountyboard.events import scheduled as events_scheduled
 from bountyboard.events.delivery.dispatcher import Dispatcher
-from bountyboard.market import scheduled
+from bountyboard.market import checking, scheduled
 from bountyboard.market.files import service as files_service
 from bountyboard.oauth import provider as oauth_provider
 from bountyboard.site import sessions as site_sessions
@@ -42,6 +42,7 @@ def periodic_jobs(dispatcher: Dispatcher) -> list[PeriodicJob]:
         PeriodicJob("purge-oauth-codes", 3600.0, oauth_provider.purge_expired_codes),
         PeriodicJob("sweep-uploads", get_settings().sweep_interval_seconds, files_service.sweep_uploads),
         PeriodicJob("seed-benchmark-registry", 3600.0, benchhub_service.seed_registry),
+        PeriodicJob("run-checks", get_settings().check_poll_seconds, checking.run_checks_once),
     ]
 
 

@@ -10,7 +10,7 @@
 * A run leased ``max_attempts`` times without an outcome ends ``error`` (its checks keep killing
   the runner, or the runner keeps dying) instead of being retried forever.
 
-Not yet called by the market flows or ``worker.py``: :func:`run_due` is the loop they will call.
+:func:`run_due` is one pass of the runner (``market.checking`` calls it from ``worker.py``'s jobs).
 """
 
 from __future__ import annotations
@@ -103,10 +103,14 @@ async def complete(session: AsyncSession, held: Lease, outcome: Outcome) -> bool
     return written is not None
 
 
-async def run_due(sessionmaker: async_sessionmaker[AsyncSession], execute: Callable[[Lease], Awaitable[Outcome]],
-                  *, concurrency: int, lease_seconds: float) -> int:
+Recorded = Callable[[AsyncSession, Lease, Outcome], Awaitable[None]]
+
+
+async def run_due(sessionmaker: async_sessionmaker[Any], execute: Callable[[Lease], Awaitable[Outcome]],
+                  *, concurrency: int, lease_seconds: float, on_recorded: Recorded | None = None) -> int:
     """One pass: lease up to ``concurrency`` runs, run them at once, record each. Returns how many
-    outcomes were recorded. ``lease_seconds`` must outlast the longest run (its trials' limits)."""
+    outcomes were recorded. ``lease_seconds`` must outlast the longest run (its trials' limits).
+    ``on_recorded`` acts on a recorded outcome in the same transaction (so both happen or neither)."""
     async with sessionmaker() as session, session.begin():
         leases = await lease(session, lease_seconds=lease_seconds, limit=concurrency)
     if not leases:
@@ -119,7 +123,10 @@ async def run_due(sessionmaker: async_sessionmaker[AsyncSession], execute: Calla
             log.exception("check run %s failed", held.run_id)
             outcome = Outcome(RunStatus.ERROR, {"status": "error", "error": "the check could not be run"})
         async with sessionmaker() as session, session.begin():
-            return await complete(session, held, outcome)
+            written = await complete(session, held, outcome)
+            if written and on_recorded is not None:
+                await on_recorded(session, held, outcome)
+            return written
 
     recorded = await asyncio.gather(*(one(held) for held in leases))
     return sum(recorded)

@@ -20,6 +20,7 @@ from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
+from bountyboard.market import checking
 from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, Submission, Task
 from bountyboard.market.modules import Module, is_http_url
 from bountyboard.market.payouts import pay_winner
@@ -31,6 +32,7 @@ from bountyboard.market.transitions import ClaimMove, check_claim, claim_conflic
 
 async def _accept(session: AsyncSession, task: Task, claim: Claim, score: float | None, move: ClaimMove,
                   current: datetime) -> None:
+    score = claim.score if score is None else score  # a verifier's mean reward, unless the reviewer overrides
     if task.module == Module.ARENA.value and score is None:
         raise invalid("Arena submissions are accepted with a score.",
                       [{"field": "score", "message": "required to accept an arena submission"}],
@@ -68,6 +70,13 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
     accepted = decision.decision == "accept"
     check_claim(claim, ClaimMove.ACCEPT if accepted else ClaimMove.REJECT)
     _check_ticks(task, decision)
+    submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id)
+                                         .order_by(Submission.attempt.desc()).limit(1))
+    run = (await checking.runs_of(session, [submission_id] if submission_id else [])).get(submission_id or "")
+    if checking.pending_binding(task, run):
+        raise conflict(ErrorCode.CHECKS_PENDING, f"The binding checks of claim {claim.id}'s submission have not "
+                       "ended yet; review it once they have.", currentStatus=claim.status,
+                       checkState=run.status if run else None)
     current = now()
     claim.reviewer_id = reviewer.id
     claim.reviewed_at = current
@@ -78,7 +87,6 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
     else:
         move_claim(claim, ClaimMove.REJECT)
         claim.appeal_deadline = current + timedelta(seconds=get_settings().appeal_window_seconds)
-    submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id))
     await emit(session, ClaimReviewedData(
         taskId=task.id, claimId=claim.id, submissionId=submission_id,
         decision="accepted" if accepted else "rejected",

@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 
 from bountyboard.accounts.schemas import ApiModel
 from bountyboard.camel import CamelModel, Timestamp
+from bountyboard.checks.spec import ChecksSpec
 from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.market.models import ClaimStatus, TaskStatus
 from bountyboard.market.modules import Module
@@ -57,6 +58,8 @@ class _TaskFields(ApiModel):
         default=None, max_length=100,
         description="arena: share of the bounty per rank, fractions adding up to 1, e.g. [0.6, 0.3, 0.1].",
     )
+    # Checks before review (DESIGN.md section 13)
+    checks: ChecksSpec | None = Field(default=None, description="Rules and a verifier run on every submission.")
 
 
 class TaskCreate(_TaskFields):
@@ -80,6 +83,7 @@ class TaskUpdate(ApiModel):
     rubric: dict[str, Any] | None = None
     targetClaimId: str | None = Field(default=None, max_length=40)
     payoutSplit: list[Share] | None = Field(default=None, max_length=100)
+    checks: ChecksSpec | None = None
 
 
 class FundRequest(ApiModel):
@@ -110,6 +114,9 @@ class AgentTask(BaseModel):
     rubric: dict[str, Any] | None = Field(description="judge: JSON Schema the verdict is checked against.")
     targetClaimId: str | None = Field(description="judge: the claim whose submission is judged.")
     payoutSplit: list[float] | None = Field(description="arena: shares of the bounty by rank, summing to 1.")
+    checks: dict[str, Any] | None = Field(
+        default=None, description="The checks every submission goes through (rules, the verifier's trials, time "
+                                  "limit and threshold; not its files nor the reference solution).")
     escrowStatus: str = Field(description="none, held, released or refunded")
     escrowAmount: float = Field(description="What the task's escrow account holds now.")
     publisherId: str
@@ -183,8 +190,11 @@ class SubmissionReceipt(BaseModel):
     status: str = Field(examples=["submitted"])
     reviewState: str = Field(examples=["pending"])
     submittedAt: str
-    nextAction: str = Field(examples=["wait_for_review"])
+    nextAction: str = Field(examples=["wait_for_review"], description="wait_for_review, or wait_for_checks")
     contentSha256: str
+    # Checks before review: {"status": "queued", "binding"} until the runner records the outcome.
+    checks: dict[str, Any] | None = None
+    attempt: int = Field(default=1, description="1, then 2 and on after binding checks sent work back")
 
 
 class SubmissionOut(BaseModel):
@@ -194,6 +204,8 @@ class SubmissionOut(BaseModel):
     attachments: list[dict[str, Any]]
     contentSha256: str
     submittedAt: str
+    attempt: int = 1
+    checks: dict[str, Any] | None = Field(default=None, description="The checks' outcome (DESIGN.md section 13).")
 
 
 class AgentClaimStatus(BaseModel):
@@ -206,7 +218,8 @@ class AgentClaimStatus(BaseModel):
     resultType: str | None
     submittedAt: str | None
     nextAction: str = Field(examples=["wait_for_review"],
-                            description="submit, wait_for_review, appeal_or_done, wait_for_appeal or done")
+                            description="submit, wait_for_checks, fix_and_resubmit, wait_for_review, appeal_or_done, "
+                                        "wait_for_appeal or done")
     reviewState: str = Field(examples=["pending"], description="not_submitted, pending, accepted, rejected, "
                                                                  "appealed, appeal_upheld or appeal_denied")
     module: Module
@@ -222,6 +235,10 @@ class AgentClaimStatus(BaseModel):
     appealId: str | None
     rank: int | None
     payoutAmount: float
+    # Checks before review (DESIGN.md section 13): the latest submission's.
+    checks: dict[str, Any] | None = None
+    checkState: str | None = Field(default=None, description="queued, running, passed, failed or error")
+    attemptsLeft: int | None = Field(default=None, description="Submissions the claim may still make.")
 
 
 class ClaimDetail(AgentClaimStatus):
@@ -232,12 +249,15 @@ class ClaimDetail(AgentClaimStatus):
     taskDeliverables: list[str] = Field(description="exchange: what the reviewer ticks, in order; else empty")
     botName: str | None = Field(description="The name of the bot holding the claim; null for an operator's own")
     submission: SubmissionOut | None
+    submissionHistory: list[SubmissionOut] = Field(
+        default_factory=list, description="Every submission of the claim, oldest first (checks may send work back).")
 
 
 class ReviewDecision(ApiModel):
     decision: Literal["accept", "reject"]
     comment: str = Field(default="", max_length=5000)
-    score: float | None = Field(default=None, ge=-1e9, le=1e9, description="arena: required on accept")
+    score: float | None = Field(default=None, ge=-1e9, le=1e9,
+                                description="arena: required on accept, unless a verifier scored the submission")
     deliverables: list[bool] | None = Field(default=None, max_length=50,
                                             description="exchange: one tick per deliverable, all ticked to accept")
 

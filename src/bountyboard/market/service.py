@@ -23,7 +23,7 @@ from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
-from bountyboard.market import locks, permissions, transitions
+from bountyboard.market import checking, locks, permissions, transitions
 from bountyboard.market.models import (
     Appeal,
     Claim,
@@ -56,7 +56,7 @@ _PLAIN_FIELDS = {
     "module": "module", "title": "title", "description": "description", "maxClaims": "max_claims",
     "claimTtlSeconds": "claim_ttl_seconds", "deadline": "deadline", "deliverables": "deliverables",
     "repositoryUrl": "repository_url", "sourceLanguage": "source_language", "targetLanguage": "target_language",
-    "rubric": "rubric", "targetClaimId": "target_claim_id",
+    "rubric": "rubric", "targetClaimId": "target_claim_id", "checks": "checks",
 }
 _TASK_COLUMNS = (*_PLAIN_FIELDS.values(), "bounty_cents", "payout_split")
 _REQUIRED_FIELDS = ("module", "title", "description", "bountyAmount", "maxClaims", "deliverables")
@@ -228,14 +228,15 @@ def _reviewable(reviewer: User) -> list[ColumnElement[bool]]:
     return [Task.publisher_id == reviewer.id]
 
 
-async def review_queue(session: AsyncSession, reviewer: User, module: Module | None,
-                       params: PageParams) -> Page[ClaimDetail]:
-    """Submissions awaiting a decision, oldest first."""
+async def review_queue(session: AsyncSession, reviewer: User, module: Module | None, params: PageParams,
+                       checks: str | None = None, order: str = "submitted") -> Page[ClaimDetail]:
+    """Submissions awaiting a decision, oldest first (or by check outcome, ``checking.by_checks``)."""
     query = select(Claim).join(Task, Task.id == Claim.task_id).where(
         Claim.status == ClaimStatus.SUBMITTED, *_reviewable(reviewer))
     if module is not None:
         query = query.where(Task.module == module.value)
-    rows, total = await _page(session, query, (Claim.submitted_at, Claim.id), params)
+    query, ordering = checking.by_checks(query, checks, order)
+    rows, total = await _page(session, query, (*ordering, Claim.submitted_at, Claim.id), params)
     return Page.of(await claim_details(session, rows), params, total)
 
 
@@ -258,7 +259,8 @@ async def judge_target(session: AsyncSession, actor: Actor, task_id: str) -> Jud
     if claimant is None and not permissions.may_review(actor.user, task):
         raise Problem(403, ErrorCode.CLAIM_REQUIRED, "Claim the judge task to read the submission it evaluates.")
     target = await session.get(Claim, task.target_claim_id)
-    submission = await session.scalar(select(Submission).where(Submission.claim_id == task.target_claim_id))
+    submission = await session.scalar(select(Submission).where(Submission.claim_id == task.target_claim_id)
+                                      .order_by(Submission.attempt.desc()).limit(1))
     target_task = await session.get(Task, target.task_id) if target else None
     if target is None or submission is None or target_task is None:
         raise not_found("judged submission", task.target_claim_id)
