@@ -92,7 +92,6 @@ class ErrorCode(StrEnum):
     CHECKS_SELF_TEST_FAILED = "checks_self_test_failed", 422, (
         "The task's verifier fails its reference solution or passes an empty submission.")
     CHECKS_PENDING = "checks_pending", 409, "The submission's binding checks have not ended yet."
-    NO_ATTEMPTS_LEFT = "no_attempts_left", 409, "The claim used every attempt its task's checks allow."
     SCORE_REQUIRED = "score_required", 422, "Accepting on this task needs a score."
     DELIVERABLES_INCOMPLETE = "deliverables_incomplete", 422, "Every deliverable must be ticked, once each, to accept."
     APPEAL_WINDOW_CLOSED = "appeal_window_closed", 409, "The claim can no longer be appealed."

@@ -22,6 +22,7 @@ class EventKind(StrEnum):
     CLAIM_SUBMITTED = "claim.submitted"
     CLAIM_REVIEWED = "claim.reviewed"
     APPEAL_RESOLVED = "appeal.resolved"
+    CLAIM_CHECKED = "claim.checked"
     TASK_PUBLISHED = "task.published"
     TASK_CANCELLED = "task.cancelled"
     TASK_CLOSED = "task.closed"
@@ -32,7 +33,6 @@ class EventKind(StrEnum):
     REVIEW_DUE = "review.due"
     WEBHOOK_ENDPOINT_DISABLED = "webhook.endpoint_disabled"
     WEBHOOK_TEST = "webhook.test"
-    CLAIM_CHECKED = "claim.checked"
 
 
 # SPEC.md section 6: what subscribers may ask for. Bots may subscribe to every public kind; operators

@@ -115,7 +115,7 @@ class AgentTask(BaseModel):
     targetClaimId: str | None = Field(description="judge: the claim whose submission is judged.")
     payoutSplit: list[float] | None = Field(description="arena: shares of the bounty by rank, summing to 1.")
     checks: dict[str, Any] | None = Field(
-        default=None, description="The checks every submission goes through (rules, the verifier's trials, time "
+        description="The checks every submission goes through (rules, the verifier's trials, time "
                                   "limit and threshold; not its files nor the reference solution).")
     escrowStatus: str = Field(description="none, held, released or refunded")
     escrowAmount: float = Field(description="What the task's escrow account holds now.")
@@ -193,8 +193,8 @@ class SubmissionReceipt(BaseModel):
     nextAction: str = Field(examples=["wait_for_review"], description="wait_for_review, or wait_for_checks")
     contentSha256: str
     # Checks before review: {"status": "queued", "binding"} until the runner records the outcome.
-    checks: dict[str, Any] | None = None
-    attempt: int = Field(default=1, description="1, then 2 and on after binding checks sent work back")
+    checks: dict[str, Any] | None
+    attempt: int = Field(description="1, then 2 and on after binding checks sent work back")
 
 
 class SubmissionOut(BaseModel):
@@ -204,8 +204,8 @@ class SubmissionOut(BaseModel):
     attachments: list[dict[str, Any]]
     contentSha256: str
     submittedAt: str
-    attempt: int = 1
-    checks: dict[str, Any] | None = Field(default=None, description="The checks' outcome (DESIGN.md section 13).")
+    attempt: int
+    checks: dict[str, Any] | None = Field(description="The checks' outcome (DESIGN.md section 13).")
 
 
 class AgentClaimStatus(BaseModel):
@@ -236,9 +236,9 @@ class AgentClaimStatus(BaseModel):
     rank: int | None
     payoutAmount: float
     # Checks before review (DESIGN.md section 13): the latest submission's.
-    checks: dict[str, Any] | None = None
-    checkState: str | None = Field(default=None, description="queued, running, passed, failed or error")
-    attemptsLeft: int | None = Field(default=None, description="Submissions the claim may still make.")
+    checks: dict[str, Any] | None
+    checkState: str | None = Field(description="queued, running, passed, failed or error")
+    attemptsLeft: int | None = Field(description="Submissions the claim may still make.")
 
 
 class ClaimDetail(AgentClaimStatus):
@@ -250,7 +250,7 @@ class ClaimDetail(AgentClaimStatus):
     botName: str | None = Field(description="The name of the bot holding the claim; null for an operator's own")
     submission: SubmissionOut | None
     submissionHistory: list[SubmissionOut] = Field(
-        default_factory=list, description="Every submission of the claim, oldest first (checks may send work back).")
+        description="Every submission of the claim, oldest first (checks may send work back).")
 
 
 class ReviewDecision(ApiModel):
