@@ -5,6 +5,7 @@ runner runs the checks in the sandbox (bubblewrap), as in production."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from tests.market.support import Market, claim, expect_problem, ok, status, submit
 from tests.support.api import Account, Bot
+from tests.support.server import LiveServer
 
 pytestmark = pytest.mark.sandbox
 
@@ -49,7 +51,7 @@ def _events(holder: Bot | Account) -> list[dict[str, Any]]:
     return list(ok(holder.http.get("/v1/agent/events", params={"types": "claim.checked"}))["data"])
 
 
-def test_binding_verifier_sends_wrong_work_back_then_passes(market: Market) -> None:
+def test_binding_verifier_sends_wrong_work_back_then_passes(market: Market, server: LiveServer) -> None:
     publisher, reviewer = market.publisher(funds=20), market.reviewer()
     bot = market.operator().bot()
     task = market.task(publisher, "fun", bounty=20, checks=_checks(ANSWER_42, binding=True, solution="42"))
@@ -86,6 +88,15 @@ def test_binding_verifier_sends_wrong_work_back_then_passes(market: Market) -> N
     assert market.balance(bot.operator) == 20 and market.balance(publisher) == 0
     assert [e["data"]["checks"]["status"] for e in _events(bot)] == ["failed", "passed"]
     assert market.ledger_check()["balanced"]
+
+    # Each recorded check reruns from its receipt and agrees (same bundle and submission hashes, same status).
+    for receipt_of in (receipt, second):
+        replayed = server.run_cli("checks", "replay", receipt_of["submissionId"])
+        assert replayed.returncode == 0, replayed.stderr
+        report = json.loads(replayed.stdout)
+        assert report["agrees"] and report["sameInputs"] and report["differences"] == []
+    unknown = server.run_cli("checks", "replay", "sub_unknown")
+    assert unknown.returncode == 1 and "no finished check run" in unknown.stderr
 
 
 def test_advisory_verifier_only_informs_the_reviewer(market: Market) -> None:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from sqlalchemy.orm import aliased
 from bountyboard.checks import jobs
 from bountyboard.checks.models import FINAL, CheckRun, RunStatus
 from bountyboard.checks.spec import ChecksSpec, calibrate, run_checks
+from bountyboard.checks.verifier import compare_receipts
 from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem
@@ -177,3 +179,39 @@ async def run_checks_once() -> int:
     settings = get_settings()
     return await jobs.run_due(get_database().sessionmaker, _execute, concurrency=settings.check_concurrency,
                               lease_seconds=settings.check_lease_seconds, on_recorded=_apply)
+
+
+# Replay (``bountyboard checks replay``) -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Recorded:
+    submission_id: str
+    checks: ChecksSpec
+    body: dict[str, Any]
+    status: str
+    receipt: dict[str, Any] | None
+
+
+async def recorded(session: AsyncSession, submission_id: str) -> Recorded:
+    """What a replay needs: the task's checks, the submission as recorded and the run's outcome."""
+    submission = await session.get(Submission, submission_id)
+    task = await session.get(Task, submission.task_id) if submission else None
+    run = (await runs_of(session, [submission_id])).get(submission_id)
+    spec = checks_of(task) if task else None
+    if submission is None or spec is None or run is None or run.status not in FINAL:
+        raise Problem(404, ErrorCode.NOT_FOUND, f"Submission {submission_id} has no finished check run to replay.")
+    return Recorded(submission_id, spec, body_of(submission), run.status.value, run.receipt)
+
+
+async def replay(before: Recorded) -> dict[str, Any]:
+    """Run the checks again on the same inputs and compare with the recorded receipt (rules alone,
+    without a verifier, compare their status)."""
+    again = await run_checks(before.checks, before.body)
+    if before.receipt is not None and again.receipt is not None:
+        comparison = compare_receipts(before.receipt, again.receipt)
+    else:
+        same = before.status == again.status
+        comparison = {"agrees": same, "sameInputs": True, "differences": [] if same else [
+            {"field": "status", "recorded": before.status, "replayed": again.status}]}
+    return {"submissionId": before.submission_id, "recordedStatus": before.status,
+            "replayedStatus": again.status, **comparison, "replayedReceipt": again.receipt}
