@@ -61,7 +61,7 @@ def status(claim_id: str, as_json: JsonFlag = False) -> None:
     """A claim's status, review state and next action."""
     with client_session() as client:
         result = client.claim_status(claim_id)
-    show(result, as_json, lambda found: tables.fields(f"Claim {claim_id}", dict(found)))
+    show(result, as_json, lambda found: tables.fields(f"Claim {claim_id}", tables.with_checks_summary(found)))
 
 
 def heartbeat(claim_id: str, as_json: JsonFlag = False) -> None:
