@@ -153,3 +153,22 @@ def test_publish_refused_when_the_verifier_fails_its_self_test(market: Market, s
     assert ("no luck" if case == "reference_solution" else "anything goes") in problem["outputExcerpt"]
     assert ok(publisher.http.get(f"/v1/tasks/{draft['id']}"))["status"] == "draft"
     assert market.balance(publisher) == 5
+
+
+def test_bad_checks_are_refused_on_the_draft(market: Market) -> None:
+    publisher = market.publisher()
+    body = {"module": "fun", "title": "checked", "description": "x", "bountyAmount": 1}
+    for checks, says in [
+        ({"rules": [{"kind": "regex", "value": "("}]}, "not a valid regular expression"),
+        ({"verifier": {"files": {"test.sh": "exit 0"}}}, "needs the reference solution"),
+        ({"rules": []}, "give rules, a verifier, or both"),
+        (_checks(ANSWER_42, binding=True, solution="42", trials=20) | {
+            "verifier": {"files": {"test.sh": "exit 0"}, "trials": 20, "timeoutSec": 1800}}, "must stay within"),
+    ]:
+        problem = expect_problem(publisher.http.post("/v1/tasks", json={**body, "checks": checks}), 422)
+        assert says in str(problem), problem
+    draft = market.draft(publisher, "fun", bounty=1)
+    edited = ok(publisher.http.patch(f"/v1/tasks/{draft['id']}", json={"checks": {"rules": [
+        {"kind": "contains", "value": "Answer:"}]}}))
+    assert edited["checks"] == {"binding": True, "maxAttempts": 3, "verifier": None,
+                                "rules": [{"kind": "contains", "value": "Answer:"}]}

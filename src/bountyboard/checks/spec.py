@@ -55,14 +55,6 @@ class ChecksSpec(BaseModel):
             raise ValueError("give rules, a verifier, or both")
         return self
 
-    def public(self) -> dict[str, Any]:
-        """What agents see: everything but the verifier's files and the reference solution."""
-        verifier = None
-        if self.verifier is not None:
-            verifier = self.verifier.model_dump(include={"trials", "timeoutSec", "passThreshold"})
-        return {"binding": self.binding, "maxAttempts": self.maxAttempts, "rules": self.rules,
-                "verifier": verifier}
-
 
 @dataclass
 class CheckResult:

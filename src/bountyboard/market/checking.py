@@ -42,9 +42,21 @@ def checks_of(task: Task) -> ChecksSpec | None:
     return ChecksSpec.model_validate(task.checks) if task.checks else None
 
 
+# The reads below take the stored checks as they are (validated when the publisher set them): a task
+# list or a claim status does not parse rules and schemas again.
+def _binding(task: Task) -> bool:
+    return bool((task.checks or {}).get("binding", True))
+
+
 def public_checks(task: Task) -> dict[str, Any] | None:
-    spec = checks_of(task)
-    return spec.public() if spec else None
+    """What agents see of a task's checks: everything but the verifier's files and the solution."""
+    if not task.checks:
+        return None
+    verifier = task.checks.get("verifier")
+    return {"binding": _binding(task), "maxAttempts": task.checks.get("maxAttempts"),
+            "rules": task.checks.get("rules") or [],
+            "verifier": {key: verifier.get(key) for key in ("trials", "timeoutSec", "passThreshold")}
+            if verifier else None}
 
 
 def body_of(submission: Submission) -> dict[str, Any]:
@@ -72,21 +84,18 @@ def checks_out(task: Task, run: CheckRun | None) -> dict[str, Any] | None:
         return None
     if run.status in FINAL and run.result is not None:
         return dict(run.result)
-    spec = checks_of(task)
-    return {"status": run.status.value, "binding": spec.binding if spec else False, "rules": [], "verifier": None}
+    return {"status": run.status.value, "binding": _binding(task), "rules": [], "verifier": None}
 
 
 def attempts_left(task: Task, submission: Submission | None) -> int | None:
-    spec = checks_of(task)
-    if spec is None:
+    if not task.checks:
         return None
-    return max(spec.maxAttempts - (submission.attempt if submission else 0), 0)
+    return max(int(task.checks.get("maxAttempts") or 1) - (submission.attempt if submission else 0), 0)
 
 
 def pending_binding(task: Task, run: CheckRun | None) -> bool:
     """Whether review must wait: binding checks that have not ended."""
-    spec = checks_of(task)
-    return spec is not None and spec.binding and run is not None and run.status not in FINAL
+    return bool(task.checks) and _binding(task) and run is not None and run.status not in FINAL
 
 
 async def require_self_test(checks: dict[str, Any] | None) -> None:

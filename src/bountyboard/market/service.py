@@ -18,6 +18,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import Bot, User
 from bountyboard.accounts.scopes import Role
+from bountyboard.checks.spec import ChecksSpec
 from bountyboard.clock import as_utc, now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
@@ -94,6 +95,8 @@ def _columns(fields: dict[str, Any]) -> dict[str, Any]:
             columns["payout_split"] = [int(value) for value in bps]
     if columns.get("deadline") is not None:
         columns["deadline"] = as_utc(columns["deadline"])
+    if columns.get("checks") is not None:  # stored whole, defaults included (an edit dumps only what was set)
+        columns["checks"] = ChecksSpec.model_validate(columns["checks"]).model_dump(mode="json")
     if "deliverables" in columns:
         deliverables = [str(item).strip() for item in columns["deliverables"] or []]
         if any(not item or len(item) > 500 for item in deliverables):
@@ -111,6 +114,10 @@ async def _check_task(session: AsyncSession, publisher: User, columns: dict[str,
     deadline = columns.get("deadline")
     if deadline is not None and deadline <= now():
         errors.append({"field": "deadline", "message": "must be in the future"})
+    verifier = (columns.get("checks") or {}).get("verifier")
+    longest = get_settings().check_lease_seconds - 60  # a check run must end within its runner's lease
+    if verifier and verifier["trials"] * verifier["timeoutSec"] > longest:
+        errors.append({"field": "checks.verifier", "message": f"trials x timeoutSec must stay within {longest:g} s"})
     target_id = columns.get("target_claim_id")
     if columns["module"] == Module.JUDGE.value and target_id:
         target = await session.get(Claim, target_id)
