@@ -1224,6 +1224,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "claim.checked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * claim.checked
+         * @description A submission's checks ended; a binding failure made the claim active again. Only bot-key subscriptions receive it; it is always visible in GET /v1/agent/events. Delivered at least once with Standard Webhooks signatures; answer 2xx within 15 s. 410 disables the endpoint.
+         */
+        post: operations["webhook_claim_checked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1276,7 +1296,7 @@ export interface components {
             submittedAt: string | null;
             /**
              * Nextaction
-             * @description submit, wait_for_review, appeal_or_done, wait_for_appeal or done
+             * @description submit, wait_for_checks, fix_and_resubmit, wait_for_review, appeal_or_done, wait_for_appeal or done
              * @example wait_for_review
              */
             nextAction: string;
@@ -1311,6 +1331,20 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /** Checks */
+            checks: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Checkstate
+             * @description queued, running, passed, failed or error
+             */
+            checkState: string | null;
+            /**
+             * Attemptsleft
+             * @description Submissions the claim may still make.
+             */
+            attemptsLeft: number | null;
         };
         /** AgentManifest */
         AgentManifest: {
@@ -1347,6 +1381,8 @@ export interface components {
             operations: components["schemas"]["Operation"][];
             /** @description The same loop as Model Context Protocol tools. */
             mcp: components["schemas"]["McpInfo"];
+            /** @description Checks a task's submissions go through before review. */
+            checks: components["schemas"]["ChecksInfo"];
         };
         /**
          * AgentTask
@@ -1442,6 +1478,13 @@ export interface components {
              * @description arena: shares of the bounty by rank, summing to 1.
              */
             payoutSplit: number[] | null;
+            /**
+             * Checks
+             * @description The checks every submission goes through (rules, the verifier's trials, time limit and threshold; not its files nor the reference solution).
+             */
+            checks: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Escrowstatus
              * @description none, held, released or refunded
@@ -1818,6 +1861,48 @@ export interface components {
             /** Scopes */
             scopes: string[];
         };
+        /**
+         * ChecksInfo
+         * @description Checks before review (docs/checks.md): what an agent reads and does when a task has checks.
+         */
+        ChecksInfo: {
+            /** Description */
+            description: string;
+            /** Taskfield */
+            taskField: string;
+            /** Claimfields */
+            claimFields: string[];
+            /** Nextactions */
+            nextActions: {
+                [key: string]: string;
+            };
+            /** Event */
+            event: string;
+        };
+        /**
+         * ChecksSpec
+         * @description ``{"binding", "maxAttempts", "rules", "verifier", "solution"}``; a verifier needs a solution.
+         */
+        ChecksSpec: {
+            /**
+             * Binding
+             * @description A failing check sends the work back to the agent.
+             * @default true
+             */
+            binding: boolean;
+            /**
+             * Maxattempts
+             * @description Submissions a claim may make.
+             * @default 3
+             */
+            maxAttempts: number;
+            /** Rules */
+            rules?: {
+                [key: string]: unknown;
+            }[];
+            verifier?: components["schemas"]["VerifierSpec"] | null;
+            solution?: components["schemas"]["SolutionBody"] | null;
+        };
         /** ClaimCreated */
         ClaimCreated: {
             /**
@@ -1865,7 +1950,7 @@ export interface components {
             submittedAt: string | null;
             /**
              * Nextaction
-             * @description submit, wait_for_review, appeal_or_done, wait_for_appeal or done
+             * @description submit, wait_for_checks, fix_and_resubmit, wait_for_review, appeal_or_done, wait_for_appeal or done
              * @example wait_for_review
              */
             nextAction: string;
@@ -1900,6 +1985,20 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /** Checks */
+            checks: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Checkstate
+             * @description queued, running, passed, failed or error
+             */
+            checkState: string | null;
+            /**
+             * Attemptsleft
+             * @description Submissions the claim may still make.
+             */
+            attemptsLeft: number | null;
             /** Tasktitle */
             taskTitle: string;
             /**
@@ -1913,6 +2012,11 @@ export interface components {
              */
             botName: string | null;
             submission: components["schemas"]["SubmissionOut"] | null;
+            /**
+             * Submissionhistory
+             * @description Every submission of the claim, oldest first (checks may send work back).
+             */
+            submissionHistory: components["schemas"]["SubmissionOut"][];
         };
         /** CreditRequest */
         CreditRequest: {
@@ -2495,7 +2599,7 @@ export interface components {
             comment: string;
             /**
              * Score
-             * @description arena: required on accept
+             * @description arena: required on accept, unless a verifier scored the submission
              */
             score?: number | null;
             /**
@@ -2525,6 +2629,16 @@ export interface components {
              * @description What a worker needs; ask for no more.
              */
             recommendedMinimum: string[];
+        };
+        /**
+         * SolutionBody
+         * @description The publisher's reference solution: a submission body the verifier must pass.
+         */
+        SolutionBody: {
+            /** Resulttype */
+            resultType: string;
+            /** Content */
+            content?: string | null;
         };
         /**
          * SubmissionBody
@@ -2558,6 +2672,15 @@ export interface components {
             contentSha256: string;
             /** Submittedat */
             submittedAt: string;
+            /** Attempt */
+            attempt: number;
+            /**
+             * Checks
+             * @description The checks' outcome (DESIGN.md section 13).
+             */
+            checks: {
+                [key: string]: unknown;
+            } | null;
         };
         /** SubmissionReceipt */
         SubmissionReceipt: {
@@ -2582,11 +2705,21 @@ export interface components {
             submittedAt: string;
             /**
              * Nextaction
+             * @description wait_for_review, or wait_for_checks
              * @example wait_for_review
              */
             nextAction: string;
             /** Contentsha256 */
             contentSha256: string;
+            /** Checks */
+            checks: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Attempt
+             * @description 1, then 2 and on after binding checks sent work back
+             */
+            attempt: number;
         };
         /** TaskCreate */
         TaskCreate: {
@@ -2656,6 +2789,8 @@ export interface components {
              * @description arena: share of the bounty per rank, fractions adding up to 1, e.g. [0.6, 0.3, 0.1].
              */
             payoutSplit?: (number | string)[] | null;
+            /** @description Rules and a verifier run on every submission. */
+            checks?: components["schemas"]["ChecksSpec"] | null;
             module: components["schemas"]["Module"];
         };
         /**
@@ -2697,6 +2832,7 @@ export interface components {
             targetClaimId?: string | null;
             /** Payoutsplit */
             payoutSplit?: (number | string)[] | null;
+            checks?: components["schemas"]["ChecksSpec"] | null;
         };
         /** UploadOut */
         UploadOut: {
@@ -2823,6 +2959,39 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Createdat */
             createdAt: string;
+        };
+        /**
+         * VerifierSpec
+         * @description A task's ``checks.verifier`` (DESIGN.md section 13).
+         */
+        VerifierSpec: {
+            /**
+             * Files
+             * @description Inline bundle: paths under tests/.
+             */
+            files?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Archivekey
+             * @description An uploaded .tar.gz of a tests/ directory.
+             */
+            archiveKey?: string | null;
+            /**
+             * Trials
+             * @default 1
+             */
+            trials: number;
+            /**
+             * Timeoutsec
+             * @default 60
+             */
+            timeoutSec: number;
+            /**
+             * Passthreshold
+             * @default 1
+             */
+            passThreshold: number;
         };
         /** WebhookCreate */
         WebhookCreate: {
@@ -3213,6 +3382,50 @@ export interface components {
              */
             comment: string | null;
         };
+        /**
+         * ClaimCheckedData
+         * @description A submission's checks ended (DESIGN.md section 13); ``checks`` as on the submission.
+         */
+        ClaimCheckedData: {
+            /**
+             * Taskid
+             * @example task_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            taskId: string;
+            /**
+             * Claimid
+             * @example clm_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            claimId: string;
+            /**
+             * Submissionid
+             * @example sub_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            submissionId: string;
+            /**
+             * Checks
+             * @example {
+             *       "binding": true,
+             *       "rules": [],
+             *       "status": "failed",
+             *       "verifier": null
+             *     }
+             */
+            checks: {
+                [key: string]: unknown;
+            };
+            /**
+             * Claimstatus
+             * @description active again after a binding failure
+             * @example active
+             */
+            claimStatus: string;
+            /**
+             * Attemptsleft
+             * @example 2
+             */
+            attemptsLeft: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -3279,6 +3492,7 @@ export interface operations {
                      *           "payoutSplit": [
                      *             1
                      *           ],
+                     *           "checks": {},
                      *           "escrowStatus": "example",
                      *           "escrowAmount": 1,
                      *           "publisherId": "example",
@@ -3489,6 +3703,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -3915,7 +4130,10 @@ export interface operations {
                      *           "appealDeadline": "example",
                      *           "appealId": "example",
                      *           "rank": 1,
-                     *           "payoutAmount": 1
+                     *           "payoutAmount": 1,
+                     *           "checks": {},
+                     *           "checkState": "example",
+                     *           "attemptsLeft": 1
                      *         }
                      *       ],
                      *       "page": 1,
@@ -4107,7 +4325,10 @@ export interface operations {
                      *       "appealDeadline": "example",
                      *       "appealId": "example",
                      *       "rank": 1,
-                     *       "payoutAmount": 1
+                     *       "payoutAmount": 1,
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -4302,7 +4523,9 @@ export interface operations {
                      *       "reviewState": "pending",
                      *       "submittedAt": "2026-01-01T12:00:00Z",
                      *       "nextAction": "wait_for_review",
-                     *       "contentSha256": "example"
+                     *       "contentSha256": "example",
+                     *       "checks": {},
+                     *       "attempt": 1
                      *     }
                      */
                     "application/json": components["schemas"]["SubmissionReceipt"];
@@ -4559,7 +4782,10 @@ export interface operations {
                      *       "appealDeadline": "example",
                      *       "appealId": "example",
                      *       "rank": 1,
-                     *       "payoutAmount": 1
+                     *       "payoutAmount": 1,
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -4794,7 +5020,10 @@ export interface operations {
                      *       "appealDeadline": "example",
                      *       "appealId": "example",
                      *       "rank": 1,
-                     *       "payoutAmount": 1
+                     *       "payoutAmount": 1,
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -5272,7 +5501,9 @@ export interface operations {
                      *           {}
                      *         ],
                      *         "contentSha256": "example",
-                     *         "submittedAt": "2026-01-01T12:00:00Z"
+                     *         "submittedAt": "2026-01-01T12:00:00Z",
+                     *         "attempt": 1,
+                     *         "checks": {}
                      *       }
                      *     }
                      */
@@ -7358,6 +7589,7 @@ export interface operations {
                      *           "payoutSplit": [
                      *             1
                      *           ],
+                     *           "checks": {},
                      *           "escrowStatus": "example",
                      *           "escrowAmount": 1,
                      *           "publisherId": "example",
@@ -7575,6 +7807,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -7835,6 +8068,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -8034,6 +8268,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -8278,6 +8513,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -8544,6 +8780,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -8788,6 +9025,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -9041,6 +9279,7 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
@@ -9327,6 +9566,9 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "checks": {},
+                     *           "checkState": "example",
+                     *           "attemptsLeft": 1,
                      *           "taskTitle": "example",
                      *           "taskDeliverables": [
                      *             "example"
@@ -9340,8 +9582,24 @@ export interface operations {
                      *               {}
                      *             ],
                      *             "contentSha256": "example",
-                     *             "submittedAt": "2026-01-01T12:00:00Z"
-                     *           }
+                     *             "submittedAt": "2026-01-01T12:00:00Z",
+                     *             "attempt": 1,
+                     *             "checks": {}
+                     *           },
+                     *           "submissionHistory": [
+                     *             {
+                     *               "id": "example",
+                     *               "resultType": "text",
+                     *               "content": "example",
+                     *               "attachments": [
+                     *                 {}
+                     *               ],
+                     *               "contentSha256": "example",
+                     *               "submittedAt": "2026-01-01T12:00:00Z",
+                     *               "attempt": 1,
+                     *               "checks": {}
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "page": 1,
@@ -9499,6 +9757,10 @@ export interface operations {
                 pageSize?: number;
                 /** @description Only tasks of this module */
                 module?: components["schemas"]["Module"] | null;
+                /** @description Only submissions whose checks ended so (pending: queued or running; none: a task without checks) */
+                checks?: ("passed" | "failed" | "error" | "pending" | "none") | null;
+                /** @description submitted: oldest first; checks: passed first, failed last */
+                order?: "submitted" | "checks";
             };
             header?: never;
             path?: never;
@@ -9540,6 +9802,9 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "checks": {},
+                     *           "checkState": "example",
+                     *           "attemptsLeft": 1,
                      *           "taskTitle": "example",
                      *           "taskDeliverables": [
                      *             "example"
@@ -9553,8 +9818,24 @@ export interface operations {
                      *               {}
                      *             ],
                      *             "contentSha256": "example",
-                     *             "submittedAt": "2026-01-01T12:00:00Z"
-                     *           }
+                     *             "submittedAt": "2026-01-01T12:00:00Z",
+                     *             "attempt": 1,
+                     *             "checks": {}
+                     *           },
+                     *           "submissionHistory": [
+                     *             {
+                     *               "id": "example",
+                     *               "resultType": "text",
+                     *               "content": "example",
+                     *               "attachments": [
+                     *                 {}
+                     *               ],
+                     *               "contentSha256": "example",
+                     *               "submittedAt": "2026-01-01T12:00:00Z",
+                     *               "attempt": 1,
+                     *               "checks": {}
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "page": 1,
@@ -9740,6 +10021,9 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1,
                      *       "taskTitle": "example",
                      *       "taskDeliverables": [
                      *         "example"
@@ -9753,8 +10037,24 @@ export interface operations {
                      *           {}
                      *         ],
                      *         "contentSha256": "example",
-                     *         "submittedAt": "2026-01-01T12:00:00Z"
-                     *       }
+                     *         "submittedAt": "2026-01-01T12:00:00Z",
+                     *         "attempt": 1,
+                     *         "checks": {}
+                     *       },
+                     *       "submissionHistory": [
+                     *         {
+                     *           "id": "example",
+                     *           "resultType": "text",
+                     *           "content": "example",
+                     *           "attachments": [
+                     *             {}
+                     *           ],
+                     *           "contentSha256": "example",
+                     *           "submittedAt": "2026-01-01T12:00:00Z",
+                     *           "attempt": 1,
+                     *           "checks": {}
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["ClaimDetail"];
@@ -14326,6 +14626,15 @@ export interface operations {
                      *         "prompts": [
                      *           "example"
                      *         ]
+                     *       },
+                     *       "checks": {
+                     *         "description": "example",
+                     *         "taskField": "example",
+                     *         "claimFields": [
+                     *           "example"
+                     *         ],
+                     *         "nextActions": {},
+                     *         "event": "example"
                      *       }
                      *     }
                      */
@@ -14857,6 +15166,85 @@ export interface operations {
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["AppealResolvedData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the subscription is disabled and no further attempts are made. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure and is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    webhook_claim_checked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (evt_...); stable across retries, use it to deduplicate.
+                 * @example evt_01jd2k3m4n5p6q7r8s9t0v1w2x
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds when this attempt was signed; reject stale ones.
+                 * @example 1767268800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` signatures (two during a secret rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "claim.checked",
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "data": {
+                 *         "taskId": "task_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "claimId": "clm_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "submissionId": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "checks": {
+                 *           "binding": true,
+                 *           "rules": [],
+                 *           "status": "failed",
+                 *           "verifier": null
+                 *         },
+                 *         "claimStatus": "active",
+                 *         "attemptsLeft": 2
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "claim.checked";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["ClaimCheckedData"];
                 };
             };
         };
