@@ -70,7 +70,7 @@ def test_sigkill_during_a_check_leaves_one_result_per_submission(backend: str, t
     with private_market(backend, tmp_path, env) as (live, market):
         publisher = market.publisher(funds=10)
         checks = {"binding": True, "maxAttempts": 2,
-                  "verifier": {"files": {"test.sh": SLOW_42}, "trials": 1, "timeoutSec": 10},
+                  "verifier": {"files": {"test.sh": SLOW_42}, "trials": 1, "timeoutSec": 5},
                   "solution": {"resultType": "text", "content": "42"}}
         task = market.task(publisher, "fun", bounty=10, checks=checks)
         bot = market.operator().bot()
