@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tests.support.api import ALL_SCOPES
+from tests.support.api import ALL_SCOPES, OPERATOR_SCOPES, ROLE_EXTRA
 from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
 from perf.floor import chosen_backends
@@ -68,7 +68,8 @@ async def _p99(base_url: str, key: str, pollers: int, seconds: float) -> tuple[f
 def _account(admin: httpx.Client, role: str) -> tuple[str, str]:
     email = f"{role}-{uuid.uuid4().hex[:10]}@example.com"
     user = _ok(admin.post("/v1/admin/users", json={"email": email, "role": role}))
-    key = _ok(admin.post(f"/v1/admin/users/{user['id']}/api-keys", json={"kind": "user", "scopes": ALL_SCOPES}))
+    key = _ok(admin.post(f"/v1/admin/users/{user['id']}/api-keys",
+                         json={"kind": "user", "scopes": OPERATOR_SCOPES + ROLE_EXTRA[role]}))
     return email, key["key"]
 
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -183,11 +184,27 @@ async def _apply(session: AsyncSession, held: jobs.Lease, outcome: jobs.Outcome)
     await session.flush()
 
 
+_in_flight: set[asyncio.Task[bool]] = set()
+
+
 async def run_checks_once() -> int:
-    """One pass of the check runner: up to ``check_concurrency`` runs at once."""
+    """One tick of the check runner: lease as many due runs as this process has free slots
+    (``check_concurrency`` in flight at most) and start each; returns how many were started. A run
+    outlives the tick: the next tick fills the slots that freed meanwhile."""
     settings = get_settings()
-    return await jobs.run_due(get_database().sessionmaker, _execute, concurrency=settings.check_concurrency,
-                              lease_seconds=settings.check_lease_seconds, on_recorded=_apply)
+    loop = asyncio.get_running_loop()
+    busy = sum(1 for task in _in_flight if task.get_loop() is loop)
+    free = settings.check_concurrency - busy
+    if free <= 0:
+        return 0
+    sessionmaker = get_database().sessionmaker
+    async with sessionmaker() as session, session.begin():
+        leases = await jobs.lease(session, lease_seconds=settings.check_lease_seconds, limit=free)
+    for held in leases:
+        task = asyncio.create_task(jobs.run_leased(sessionmaker, _execute, held, _apply))
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+    return len(leases)
 
 
 # Replay (``bountyboard checks replay``) -----------------------------------------------------------
