@@ -4,6 +4,7 @@ processes, one after the other, run the checks."""
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -28,25 +29,31 @@ if grep -qx '42' /app/submission/content.txt; then echo 1; else echo 0; fi > /lo
 LEASE_SECONDS = 8
 
 
-def _check_runs(server: LiveServer, submission_ids: list[str]) -> list[tuple[Any, ...]]:
-    """(submission_id, status, attempts) of every check run of these submissions, read from outside."""
-    marks = ", ".join("?" for _ in submission_ids)
-    query = f"SELECT submission_id, status, attempts FROM check_runs WHERE submission_id IN ({marks})"
+def _sql(server: LiveServer, query: str, parameters: list[str]) -> list[tuple[Any, ...]]:
+    """Run one statement on the server's database from outside (``?`` placeholders); its rows, sorted."""
     if server.backend == "sqlite":
-        connection = sqlite3.connect(f"file:{server.db_url.split(':///', 1)[1]}?mode=ro", uri=True)
+        connection = sqlite3.connect(server.db_url.split(":///", 1)[1])
         try:
-            return sorted(connection.execute(query, submission_ids).fetchall())
+            with connection:
+                return sorted(connection.execute(query, parameters).fetchall())
         finally:
             connection.close()
     import psycopg2
 
     pg = psycopg2.connect(psycopg_dsn(server.db_url))
     try:
-        with pg.cursor() as cursor:
-            cursor.execute(query.replace("?", "%s"), submission_ids)
-            return sorted(cursor.fetchall())
+        with pg, pg.cursor() as cursor:
+            cursor.execute(query.replace("?", "%s"), parameters)
+            return sorted(cursor.fetchall()) if cursor.description else []
     finally:
         pg.close()
+
+
+def _check_runs(server: LiveServer, submission_ids: list[str]) -> list[tuple[Any, ...]]:
+    """(submission_id, status, attempts) of every check run of these submissions."""
+    marks = ", ".join("?" for _ in submission_ids)
+    return _sql(server, f"SELECT submission_id, status, attempts FROM check_runs WHERE submission_id IN ({marks})",
+                submission_ids)
 
 
 def _until(probe: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
@@ -99,3 +106,14 @@ def test_sigkill_during_a_check_leaves_one_result_per_submission(backend: str, t
         assert _check_runs(live, [submission_id]) == [(submission_id, "passed", 2)]
         events = ok(bot.http.get("/v1/agent/events", params={"types": "claim.checked"}))["data"]
         assert [event["data"]["submissionId"] for event in events] == [submission_id]
+
+        # The receipt replays and agrees; a receipt that recorded another outcome is a disagreement.
+        assert live.run_cli("checks", "replay", submission_id).returncode == 0
+        edit = ("json_set(receipt, '$.status', 'failed')" if live.backend == "sqlite"
+                else "jsonb_set(receipt, '{status}', '\"failed\"')")
+        _sql(live, f"UPDATE check_runs SET receipt = {edit} WHERE submission_id = ?", [submission_id])
+        disagreeing = live.run_cli("checks", "replay", submission_id)
+        assert disagreeing.returncode == 3 and "DISAGREES: recorded failed, replayed passed" in disagreeing.stderr
+        report = json.loads(disagreeing.stdout)
+        assert not report["agrees"] and report["differences"] == [
+            {"field": "status", "recorded": "failed", "replayed": "passed"}]

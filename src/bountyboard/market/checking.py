@@ -239,5 +239,6 @@ async def replay(before: Recorded) -> dict[str, Any]:
         same = before.status == again.status
         comparison = {"agrees": same, "sameInputs": True, "differences": [] if same else [
             {"field": "status", "recorded": before.status, "replayed": again.status}]}
-    return {"submissionId": before.submission_id, "recordedStatus": before.status,
+    recorded_status = (before.receipt or {}).get("status", before.status)
+    return {"submissionId": before.submission_id, "recordedStatus": recorded_status,
             "replayedStatus": again.status, **comparison, "replayedReceipt": again.receipt}
