@@ -9,17 +9,14 @@ Depends on: 0016_task_version (the last migration of the market's tables)
   first back, and so on; the unique ``(claim_id, attempt)`` replaces the unique ``claim_id``, so a
   failed submission stays in the claim's history.
 
-On SQLite the batch rebuild of ``submissions`` drops the old table, whose foreign-key cascade would
-empty ``check_runs``: its rows are kept aside and put back.
+On SQLite ``submissions`` is rebuilt (batch mode); the migration's connection does not enforce foreign
+keys, so dropping the old table cascades to no check run (tests/foundation/test_migration_task_checks.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import sqlalchemy as sa
 from alembic import op
-from alembic.operations import BatchOperations
 from sqlalchemy.dialects import postgresql
 
 revision = "0020_task_checks"
@@ -30,41 +27,22 @@ depends_on = "0016_task_version"
 JSON = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
 
 
-def _rebuild_submissions(change: Callable[[BatchOperations], None]) -> None:
-    bind = op.get_bind()
-    kept = []
-    if bind.dialect.name == "sqlite":
-        kept = [dict(row._mapping) for row in bind.execute(sa.text("SELECT * FROM check_runs"))]
-    with op.batch_alter_table("submissions") as batch_op:
-        change(batch_op)
-    if kept:
-        table = sa.table("check_runs", *(sa.column(name) for name in kept[0]))
-        bind.execute(sa.delete(table))
-        bind.execute(sa.insert(table), kept)
-
-
 def upgrade() -> None:
     with op.batch_alter_table("tasks") as batch_op:
         batch_op.add_column(sa.Column("checks", JSON, nullable=True))
-
-    def change(batch_op: BatchOperations) -> None:
+    with op.batch_alter_table("submissions") as batch_op:
         batch_op.add_column(sa.Column("attempt", sa.Integer(), nullable=False, server_default="1"))
         batch_op.drop_constraint("uq_submissions_claim_id", type_="unique")
         batch_op.create_unique_constraint("uq_submissions_claim_attempt", ["claim_id", "attempt"])
         batch_op.create_index("ix_submissions_claim_id", ["claim_id"], unique=False)
 
-    _rebuild_submissions(change)
-
 
 def downgrade() -> None:
     op.execute("DELETE FROM submissions WHERE attempt > 1")
-
-    def change(batch_op: BatchOperations) -> None:
+    with op.batch_alter_table("submissions") as batch_op:
         batch_op.drop_index("ix_submissions_claim_id")
         batch_op.drop_constraint("uq_submissions_claim_attempt", type_="unique")
         batch_op.create_unique_constraint("uq_submissions_claim_id", ["claim_id"])
         batch_op.drop_column("attempt")
-
-    _rebuild_submissions(change)
     with op.batch_alter_table("tasks") as batch_op:
         batch_op.drop_column("checks")
