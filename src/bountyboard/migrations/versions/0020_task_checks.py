@@ -38,6 +38,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.execute("DELETE FROM check_runs WHERE submission_id IN (SELECT id FROM submissions WHERE attempt > 1)")
     op.execute("DELETE FROM submissions WHERE attempt > 1")
     with op.batch_alter_table("submissions") as batch_op:
         batch_op.drop_index("ix_submissions_claim_id")
