@@ -69,8 +69,8 @@ def test_checks_and_attempts_come_and_go_keeping_the_check_runs(before_0020: tup
     assert _sql(database, "SELECT submission_id, status FROM check_runs") == [("sub_1", "passed")]
     assert _sql(database, "SELECT attempt FROM submissions") == [(1,)]
     _sql(database, _submission("sub_2", attempt=2))
-    _sql(database, f"INSERT INTO check_runs (submission_id, status, attempts, created_at) VALUES ('sub_2', 'failed', 1, "
-                   f"'{_NOW}')")
+    _sql(database, "INSERT INTO check_runs (submission_id, status, attempts, created_at) "
+                   f"VALUES ('sub_2', 'failed', 1, '{_NOW}')")
     with pytest.raises(Exception, match=r"(?i)unique"):  # one submission per claim and attempt
         _sql(database, _submission("sub_3", attempt=2))
     _sql(database, "UPDATE tasks SET checks = '{\"binding\": true}' WHERE id = 'task_1'")
