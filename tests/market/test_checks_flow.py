@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.files.support import upload
 from tests.market.support import Market, claim, expect_problem, ok, status, submit
 from tests.support.api import Account, Bot
 from tests.support.server import LiveServer
@@ -172,3 +173,33 @@ def test_bad_checks_are_refused_on_the_draft(market: Market) -> None:
         {"kind": "contains", "value": "Answer:"}]}}))
     assert edited["checks"] == {"binding": True, "maxAttempts": 3, "verifier": None,
                                 "rules": [{"kind": "contains", "value": "Answer:"}]}
+
+
+ATTACHED_42 = """#!/bin/bash
+ls /app/submission/attachments
+if grep -qx '42' /app/submission/attachments/answer.txt 2>/dev/null; then r=1; else r=0; fi
+echo $r > /logs/verifier/reward.txt
+"""
+
+
+def test_the_verifier_reads_the_uploaded_attachments(market: Market, server: LiveServer) -> None:
+    publisher = market.publisher(funds=3)
+    checks = _checks(ATTACHED_42, binding=True, solution="", trials=1)
+    draft = market.draft(publisher, "fun", bounty=3, checks=checks)
+    # The reference solution carries no file, so this verifier cannot pass it: publishing is refused.
+    refused = expect_problem(publisher.http.post(f"/v1/tasks/{draft['id']}/publish"), 422, "checks_self_test_failed")
+    assert refused["case"] == "reference_solution"
+    ok(publisher.http.patch(f"/v1/tasks/{draft['id']}", json={"checks": _checks(
+        ATTACHED_42.replace("r=0; fi", "r=0; fi\ngrep -qx 'see file' /app/submission/content.txt && r=1"),
+        binding=True, solution="see file", trials=1)}))
+    task = ok(publisher.http.post(f"/v1/tasks/{draft['id']}/publish"))
+    bot = market.operator().bot()
+    claim_id = claim(bot, task["id"])
+    uploaded = upload(bot.http, claim_id, "answer.txt", "text/plain", b"42\n")
+    submit(bot, claim_id, {"resultType": "text", "content": "the answer is attached", "attachments": [
+        {"type": "text", "fileKey": uploaded["fileKey"]}]})
+    checked = _checked(bot, claim_id)
+    assert checked["checkState"] == "passed", checked["checks"]
+    assert "answer.txt" in checked["checks"]["verifier"]["outputExcerpt"]
+    replayed = server.run_cli("checks", "replay", checked["submissionId"])  # the same file's bytes again
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["sameInputs"], replayed.stdout

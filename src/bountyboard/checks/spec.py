@@ -63,15 +63,17 @@ class CheckResult:
     receipt: dict[str, Any] | None
 
 
-async def run_checks(spec: ChecksSpec, submission: Mapping[str, Any], *, sandbox: Runner | None = None) -> CheckResult:
-    """The rules, then (if they pass) the verifier, on ``submission`` (the body as submitted)."""
+async def run_checks(spec: ChecksSpec, submission: Mapping[str, Any], *, attachments: Mapping[str, bytes] | None = None,
+                     sandbox: Runner | None = None) -> CheckResult:
+    """The rules, then (if they pass) the verifier, on ``submission`` (the body as submitted) and
+    ``attachments`` (the bytes of its uploaded files by file name)."""
     rule_results = rule_checks.evaluate(rule_checks.parse_rules(spec.rules), submission)
     checks: dict[str, Any] = {"binding": spec.binding, "rules": rule_results, "verifier": None}
     if not rule_checks.passed(rule_results):
         return CheckResult("failed", {"status": "failed", **checks}, None)
     if spec.verifier is None:
         return CheckResult("passed", {"status": "passed", **checks}, None)
-    result = await run_verifier(spec.verifier, submission, sandbox=sandbox)
+    result = await run_verifier(spec.verifier, submission, attachments=attachments, sandbox=sandbox)
     checks["verifier"] = result.as_json()
     return CheckResult(result.status, {"status": result.status, **checks}, result.receipt())
 

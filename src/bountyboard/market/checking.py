@@ -31,12 +31,16 @@ from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.events.kinds import ClaimCheckedData
 from bountyboard.events.service import emit
+from bountyboard.market.files import storage
+from bountyboard.market.files.models import Upload
 from bountyboard.market.locks import locked_claim
 from bountyboard.market.models import Claim, ClaimStatus, Submission, Task
 from bountyboard.market.modules import Module
 from bountyboard.market.slots import visibility
 from bountyboard.market.transitions import ClaimMove, move_claim
 from bountyboard.storage.engine import get_database
+
+MAX_ATTACHMENT_BYTES = 64 * 1024 * 1024
 
 
 def checks_of(task: Task) -> ChecksSpec | None:
@@ -64,6 +68,25 @@ def body_of(submission: Submission) -> dict[str, Any]:
     """The submission as the checks read it (``submission.json``): the body as recorded."""
     return {"resultType": submission.result_type, "content": submission.content,
             "attachments": list(submission.attachments or [])}
+
+
+async def attachment_bytes(session: AsyncSession, submission: Submission) -> dict[str, bytes]:
+    """The bytes of the submission's uploaded attachments by file name, for the verifier's
+    ``/app/submission/attachments/``; more than ``MAX_ATTACHMENT_BYTES`` in all is a ``ValueError``."""
+    files: dict[str, bytes] = {}
+    total = 0
+    for item in submission.attachments or []:
+        upload = await session.get(Upload, item["fileKey"]) if item.get("fileKey") else None
+        if upload is None:
+            continue
+        chunks = []
+        async for chunk in storage.read(upload.object_key):
+            total += len(chunk)
+            if total > MAX_ATTACHMENT_BYTES:
+                raise ValueError(f"the attachments exceed the {MAX_ATTACHMENT_BYTES} bytes a verifier reads")
+            chunks.append(chunk)
+        files[item.get("fileName") or upload.file_name] = b"".join(chunks)
+    return files
 
 
 async def queue_checks(session: AsyncSession, task: Task, submission: Submission) -> None:
@@ -140,15 +163,23 @@ def by_checks(query: Select[Any], checks: str | None, order: str) -> tuple[Selec
 
 # The runner ---------------------------------------------------------------------------------------
 
+def _error(message: str) -> jobs.Outcome:
+    return jobs.Outcome(RunStatus.ERROR, {"status": "error", "binding": False, "rules": [], "verifier": None,
+                                          "error": message})
+
+
 async def _execute(held: jobs.Lease) -> jobs.Outcome:
     async with get_database().sessionmaker() as session:
         submission = await session.get(Submission, held.submission_id)
         task = await session.get(Task, submission.task_id) if submission else None
-    spec = checks_of(task) if task else None
-    if submission is None or spec is None:
-        return jobs.Outcome(RunStatus.ERROR, {"status": "error", "binding": False, "rules": [], "verifier": None,
-                                              "error": "the submission or its task's checks are gone"})
-    result = await run_checks(spec, body_of(submission))
+        spec = checks_of(task) if task else None
+        if submission is None or spec is None:
+            return _error("the submission or its task's checks are gone")
+        try:
+            files = await attachment_bytes(session, submission)
+        except (ValueError, OSError) as exc:  # too large, or gone from the store
+            return _error(f"the attachments could not be laid out: {exc}")
+    result = await run_checks(spec, body_of(submission), attachments=files)
     return jobs.Outcome(RunStatus(result.status), result.checks, result.receipt)
 
 
@@ -214,6 +245,7 @@ class Recorded:
     submission_id: str
     checks: ChecksSpec
     body: dict[str, Any]
+    attachments: dict[str, bytes]
     status: str
     receipt: dict[str, Any] | None
 
@@ -226,13 +258,14 @@ async def recorded(session: AsyncSession, submission_id: str) -> Recorded:
     spec = checks_of(task) if task else None
     if submission is None or spec is None or run is None or run.status not in FINAL:
         raise Problem(404, ErrorCode.NOT_FOUND, f"Submission {submission_id} has no finished check run to replay.")
-    return Recorded(submission_id, spec, body_of(submission), run.status.value, run.receipt)
+    return Recorded(submission_id, spec, body_of(submission), await attachment_bytes(session, submission),
+                    run.status.value, run.receipt)
 
 
 async def replay(before: Recorded) -> dict[str, Any]:
     """Run the checks again on the same inputs and compare with the recorded receipt (rules alone,
     without a verifier, compare their status)."""
-    again = await run_checks(before.checks, before.body)
+    again = await run_checks(before.checks, before.body, attachments=before.attachments)
     if before.receipt is not None and again.receipt is not None:
         comparison = compare_receipts(before.receipt, again.receipt)
     else:
