@@ -203,3 +203,19 @@ def test_the_verifier_reads_the_uploaded_attachments(market: Market, server: Liv
     assert "answer.txt" in checked["checks"]["verifier"]["outputExcerpt"]
     replayed = server.run_cli("checks", "replay", checked["submissionId"])  # the same file's bytes again
     assert replayed.returncode == 0 and json.loads(replayed.stdout)["sameInputs"], replayed.stdout
+
+
+def test_a_binding_failure_on_the_last_attempt_rejects_the_claim(market: Market) -> None:
+    publisher = market.publisher(funds=4)
+    checks = _checks(ANSWER_42, binding=True, solution="42", trials=1) | {"maxAttempts": 1}
+    task = market.task(publisher, "fun", bounty=4, checks=checks)
+    bot = market.operator().bot()
+    claim_id = claim(bot, task["id"])
+    submit(bot, claim_id, {"resultType": "text", "content": "41"})
+    rejected = _checked(bot, claim_id)
+    assert (rejected["status"], rejected["checkState"], rejected["attemptsLeft"]) == ("rejected", "failed", 0)
+    assert rejected["nextAction"] == "appeal_or_done" and rejected["appealDeadline"]
+    assert "no attempt left" in rejected["reviewComment"]
+    expect_problem(bot.http.post(f"/v1/agent/claims/{claim_id}/submit", json={"resultType": "text", "content": "42"}),
+                   409)
+    assert market.balance(bot.operator) == 0
