@@ -55,6 +55,12 @@ class Settings(BaseSettings):
     probation_max_claims: int = Field(default=1, ge=1)
     probation_max_bounty: float = Field(default=25.0, ge=0)
 
+    # Checks before review (docs/checks.md): check runs at once per process, how long a run's lease
+    # lasts (it must outlast a verifier's trials times its time limit), how often an idle runner looks.
+    check_concurrency: int = Field(default=2, ge=1, le=64)
+    check_lease_seconds: float = Field(default=1900.0, gt=0)
+    check_poll_seconds: float = Field(default=1.0, gt=0)
+
     # Events and webhooks
     event_retention_days: int = 30
     webhook_allow_private: bool = False

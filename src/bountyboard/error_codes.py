@@ -91,6 +91,9 @@ class ErrorCode(StrEnum):
     ARTIFACT_TYPE_NOT_ALLOWED = "artifact_type_not_allowed", 422, "The task's module does not take this result type."
     INVALID_ATTACHMENT = "invalid_attachment", 422, "An attachment is not a completed upload of the claim."
     ALREADY_SUBMITTED = "already_submitted", 409, "The claim has a submission with another body."
+    CHECKS_SELF_TEST_FAILED = "checks_self_test_failed", 422, (
+        "The task's verifier fails its reference solution or passes an empty submission.")
+    CHECKS_PENDING = "checks_pending", 409, "The submission's binding checks have not ended yet."
     SCORE_REQUIRED = "score_required", 422, "Accepting on this task needs a score."
     DELIVERABLES_INCOMPLETE = "deliverables_incomplete", 422, "Every deliverable must be ticked, once each, to accept."
     APPEAL_WINDOW_CLOSED = "appeal_window_closed", 409, "The claim can no longer be appealed."

@@ -17,7 +17,7 @@ from bountyboard.config import get_settings
 from bountyboard.events import scheduled as events_scheduled
 from bountyboard.events.delivery.dispatcher import Dispatcher
 from bountyboard.idempotency import IdempotencyRecord
-from bountyboard.market import scheduled
+from bountyboard.market import checking, scheduled
 from bountyboard.market.files import service as files_service
 from bountyboard.oauth.models import OAuthAuthorizationCode
 from bountyboard.site.models import WebSession
@@ -43,6 +43,7 @@ def periodic_jobs(dispatcher: Dispatcher) -> list[PeriodicJob]:
         PeriodicJob("purge-oauth-codes", 3600.0, purge(OAuthAuthorizationCode.expires_at)),
         PeriodicJob("sweep-uploads", get_settings().sweep_interval_seconds, files_service.sweep_uploads),
         PeriodicJob("seed-benchmark-registry", 3600.0, benchhub_service.seed_registry),
+        PeriodicJob("run-checks", get_settings().check_poll_seconds, checking.run_checks_once),
     ]
 
 

@@ -130,7 +130,7 @@ def task_of(publisher: Account, task_id: str) -> dict[str, Any]:
 def submit(holder: Bot | Account, claim_id: str, body: dict[str, Any]) -> dict[str, Any]:
     receipt: dict[str, Any] = ok(holder.http.post(f"/v1/agent/claims/{claim_id}/submit", json=body))
     assert set(receipt) == {"submissionId", "claimId", "status", "reviewState", "submittedAt", "nextAction",
-                            "contentSha256"}
+                            "contentSha256", "checks", "attempt"}
     return receipt
 
 

@@ -135,7 +135,8 @@ def test_every_example_follows_its_schema(documents: tuple[dict[str, Any], dict[
 
 def test_webhooks_describe_the_public_events(documents: tuple[dict[str, Any], dict[str, Any]]) -> None:
     agent, _ = documents
-    assert list(agent["webhooks"]) == ["task.claimed", "claim.submitted", "claim.reviewed", "appeal.resolved"]
+    assert list(agent["webhooks"]) == ["task.claimed", "claim.submitted", "claim.reviewed", "appeal.resolved",
+                                      "claim.checked"]
     for name, item in agent["webhooks"].items():
         body = item["post"]["requestBody"]["content"]["application/json"]
         assert body["schema"]["properties"]["type"] == {"type": "string", "const": name}

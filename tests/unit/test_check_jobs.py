@@ -106,7 +106,7 @@ async def test_a_run_interrupted_too_often_ends_as_an_error(sessions: async_sess
     assert row.result == {"status": "error", "error": f"the check run was interrupted {jobs.MAX_ATTEMPTS} times"}
 
 
-async def test_run_due_runs_and_records_each_leased_run(sessions: async_sessionmaker[AsyncSession]) -> None:
+async def test_run_leased_runs_and_records_each_leased_run(sessions: async_sessionmaker[AsyncSession]) -> None:
     await queue(sessions, "sub_ok", "sub_bug")
 
     async def execute(held: jobs.Lease) -> jobs.Outcome:
@@ -114,8 +114,18 @@ async def test_run_due_runs_and_records_each_leased_run(sessions: async_sessionm
             raise RuntimeError("a bug in the checks")
         return jobs.Outcome(RunStatus.PASSED, {"status": "passed"}, {"version": 1})
 
-    assert await jobs.run_due(sessions, execute, concurrency=8, lease_seconds=LEASE) == 2
-    assert await jobs.run_due(sessions, execute, concurrency=8, lease_seconds=LEASE) == 0
+    acted_on: list[tuple[str, RunStatus]] = []
+
+    async def on_recorded(session: AsyncSession, held: jobs.Lease, outcome: jobs.Outcome) -> None:
+        assert session.in_transaction()  # the outcome's effects commit with it
+        acted_on.append((held.submission_id, outcome.status))
+
+    async with sessions() as session, session.begin():
+        leases = await jobs.lease(session, lease_seconds=LEASE, limit=8)
+    assert len(leases) == 2
+    assert all([await jobs.run_leased(sessions, execute, held, on_recorded) for held in leases])
+    assert not await jobs.run_leased(sessions, execute, leases[0], on_recorded)  # recorded already: nothing
+    assert sorted(acted_on) == [("sub_bug", RunStatus.ERROR), ("sub_ok", RunStatus.PASSED)]
     ok, bug = await rows(sessions)
     assert (ok.status, ok.receipt) == (RunStatus.PASSED, {"version": 1})
     assert (bug.status, bug.result) == (RunStatus.ERROR, {"status": "error", "error": "the check could not be run"})

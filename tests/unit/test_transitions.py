@@ -45,6 +45,7 @@ CLAIM_MOVES: dict[ClaimMove, tuple[tuple[ClaimStatus, ReviewState], tuple[ClaimS
     ClaimMove.APPEAL: ((C.REJECTED, R.REJECTED), (C.REJECTED, R.APPEALED)),
     ClaimMove.UPHOLD: ((C.REJECTED, R.APPEALED), (C.ACCEPTED, R.APPEAL_UPHELD)),
     ClaimMove.DENY: ((C.REJECTED, R.APPEALED), (C.REJECTED, R.APPEAL_DENIED)),
+    ClaimMove.SEND_BACK: ((C.SUBMITTED, R.PENDING), (C.ACTIVE, R.NOT_SUBMITTED)),
 }
 # The verb a refusal names, as the API has always answered ("Cannot <verb> claim ...").
 CLAIM_VERBS = {ClaimMove.HEARTBEAT: "extend", ClaimMove.SUBMIT: "submit to", ClaimMove.ACCEPT: "review",

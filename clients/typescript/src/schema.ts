@@ -666,28 +666,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/publishers/{id}/decisions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * How fast a publisher's submissions are decided
-         * @description Median and 90th percentile hours from submission to the first decision (nearest rank), and the share decided by the review deadline. Public to any valid key.
-         *
-         *     Bearer key (svc-...) with any valid key.
-         */
-        get: operations["publisher_decisions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/agent/claims/{id}/uploads": {
         parameters: {
             query?: never;
@@ -1246,6 +1224,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "claim.checked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * claim.checked
+         * @description A submission's checks ended; a binding failure made the claim active again. Only bot-key subscriptions receive it; it is always visible in GET /v1/agent/events. Delivered at least once with Standard Webhooks signatures; answer 2xx within 15 s. 410 disables the endpoint.
+         */
+        post: operations["webhook_claim_checked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1298,7 +1296,7 @@ export interface components {
             submittedAt: string | null;
             /**
              * Nextaction
-             * @description submit, wait_for_review, appeal_or_done, wait_for_appeal or done
+             * @description submit, wait_for_checks, fix_and_resubmit, wait_for_review, appeal_or_done, wait_for_appeal or done
              * @example wait_for_review
              */
             nextAction: string;
@@ -1333,24 +1331,20 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /** Checks */
+            checks: {
+                [key: string]: unknown;
+            } | null;
             /**
-             * Reviewdueat
-             * @description When a submission's review falls due (then onReviewTimeout).
+             * Checkstate
+             * @description queued, running, passed, failed or error
              */
-            reviewDueAt: string | null;
+            checkState: string | null;
             /**
-             * Decidedby
-             * @description reviewer or deadline, once decided
+             * Attemptsleft
+             * @description Submissions the claim may still make.
              */
-            decidedBy: string | null;
-            /**
-             * Escalatedat
-             * @description When the undecided review went to the admins' queue.
-             */
-            escalatedAt: string | null;
-            payout: components["schemas"]["Payout"];
-            /** @description The claim bond, when the task asked for one */
-            bond: components["schemas"]["ClaimBond"] | null;
+            attemptsLeft: number | null;
         };
         /** AgentManifest */
         AgentManifest: {
@@ -1387,6 +1381,8 @@ export interface components {
             operations: components["schemas"]["Operation"][];
             /** @description The same loop as Model Context Protocol tools. */
             mcp: components["schemas"]["McpInfo"];
+            /** @description Checks a task's submissions go through before review. */
+            checks: components["schemas"]["ChecksInfo"];
         };
         /**
          * AgentTask
@@ -1483,6 +1479,13 @@ export interface components {
              */
             payoutSplit: number[] | null;
             /**
+             * Checks
+             * @description The checks every submission goes through (rules, the verifier's trials, time limit and threshold; not its files nor the reference solution).
+             */
+            checks: {
+                [key: string]: unknown;
+            } | null;
+            /**
              * Escrowstatus
              * @description none, held, released or refunded
              */
@@ -1506,41 +1509,6 @@ export interface components {
              * @description When the task was completed, cancelled or expired.
              */
             endedAt: string | null;
-            /**
-             * Reviewwithinhours
-             * @description Hours a reviewer has to decide a submission.
-             */
-            reviewWithinHours: number;
-            /**
-             * Onreviewtimeout
-             * @description accept (paid by the deadline) or escalate (to the admins)
-             */
-            onReviewTimeout: string;
-            /**
-             * Minreputation
-             * @description The lower end of the success rate's interval a claimant needs.
-             */
-            minReputation: number | null;
-            /**
-             * Mincompleted
-             * @description The accepted claims a claimant needs.
-             */
-            minCompleted: number | null;
-            /**
-             * Claimbond
-             * @description Held from the claimant's operator while a claim is open; 0: no bond.
-             */
-            claimBond: number;
-            /**
-             * Eligible
-             * @description Whether the caller may claim the task now.
-             */
-            eligible: boolean | null;
-            /**
-             * Ineligiblereason
-             * @description What the caller lacks, when not eligible.
-             */
-            ineligibleReason: string | null;
         };
         /** ApiKeyCreate */
         ApiKeyCreate: {
@@ -1670,11 +1638,6 @@ export interface components {
             createdAt: string;
             /** Resolvedat */
             resolvedAt: string | null;
-            /**
-             * Escalatedat
-             * @description Unresolved past its window: only admins resolve it now.
-             */
-            escalatedAt: string | null;
         };
         /** AppealResolve */
         AppealResolve: {
@@ -1898,19 +1861,47 @@ export interface components {
             /** Scopes */
             scopes: string[];
         };
-        /** ClaimBond */
-        ClaimBond: {
+        /**
+         * ChecksInfo
+         * @description Checks before review (docs/checks.md): what an agent reads and does when a task has checks.
+         */
+        ChecksInfo: {
+            /** Description */
+            description: string;
+            /** Taskfield */
+            taskField: string;
+            /** Claimfields */
+            claimFields: string[];
+            /** Nextactions */
+            nextActions: {
+                [key: string]: string;
+            };
+            /** Event */
+            event: string;
+        };
+        /**
+         * ChecksSpec
+         * @description ``{"binding", "maxAttempts", "rules", "verifier", "solution"}``; a verifier needs a solution.
+         */
+        ChecksSpec: {
             /**
-             * Amount
-             * @description The bond the claim put up, in currency units.
+             * Binding
+             * @description A failing check sends the work back to the agent.
+             * @default true
              */
-            amount: number;
+            binding: boolean;
             /**
-             * State
-             * @description held, returned or forfeited
-             * @example held
+             * Maxattempts
+             * @description Submissions a claim may make.
+             * @default 3
              */
-            state: string;
+            maxAttempts: number;
+            /** Rules */
+            rules?: {
+                [key: string]: unknown;
+            }[];
+            verifier?: components["schemas"]["VerifierSpec"] | null;
+            solution?: components["schemas"]["SolutionBody"] | null;
         };
         /** ClaimCreated */
         ClaimCreated: {
@@ -1959,7 +1950,7 @@ export interface components {
             submittedAt: string | null;
             /**
              * Nextaction
-             * @description submit, wait_for_review, appeal_or_done, wait_for_appeal or done
+             * @description submit, wait_for_checks, fix_and_resubmit, wait_for_review, appeal_or_done, wait_for_appeal or done
              * @example wait_for_review
              */
             nextAction: string;
@@ -1994,24 +1985,20 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /** Checks */
+            checks: {
+                [key: string]: unknown;
+            } | null;
             /**
-             * Reviewdueat
-             * @description When a submission's review falls due (then onReviewTimeout).
+             * Checkstate
+             * @description queued, running, passed, failed or error
              */
-            reviewDueAt: string | null;
+            checkState: string | null;
             /**
-             * Decidedby
-             * @description reviewer or deadline, once decided
+             * Attemptsleft
+             * @description Submissions the claim may still make.
              */
-            decidedBy: string | null;
-            /**
-             * Escalatedat
-             * @description When the undecided review went to the admins' queue.
-             */
-            escalatedAt: string | null;
-            payout: components["schemas"]["Payout"];
-            /** @description The claim bond, when the task asked for one */
-            bond: components["schemas"]["ClaimBond"] | null;
+            attemptsLeft: number | null;
             /** Tasktitle */
             taskTitle: string;
             /**
@@ -2025,6 +2012,11 @@ export interface components {
              */
             botName: string | null;
             submission: components["schemas"]["SubmissionOut"] | null;
+            /**
+             * Submissionhistory
+             * @description Every submission of the claim, oldest first (checks may send work back).
+             */
+            submissionHistory: components["schemas"]["SubmissionOut"][];
         };
         /** CreditRequest */
         CreditRequest: {
@@ -2190,7 +2182,7 @@ export interface components {
             timestamp: string;
             /**
              * Sequence
-             * @description The feed's order: only grows in the order pollers see events (gaps allowed).
+             * @description Global, monotonic; the feed's order.
              * @example 42
              */
             sequence: number;
@@ -2481,55 +2473,6 @@ export interface components {
             /** Hasmore */
             hasMore: boolean;
         };
-        /** Payout */
-        Payout: {
-            /**
-             * Stage
-             * @description escrowed: held for the task; due: paid by the review deadline unless rejected first; paid; refunded: to the publisher; forfeited: this claim gets nothing (docs/lifecycle.md)
-             * @enum {string}
-             */
-            stage: "escrowed" | "due" | "paid" | "refunded" | "forfeited";
-            /**
-             * At
-             * @description When it got there, or for due when it will be paid.
-             */
-            at: string | null;
-        };
-        /** PublisherDecisions */
-        PublisherDecisions: {
-            /** Publisherid */
-            publisherId: string;
-            /**
-             * Decided
-             * @description Submissions of the publisher's tasks that have had a first decision
-             */
-            decided: number;
-            /**
-             * Pending
-             * @description Submissions awaiting a decision now
-             */
-            pending: number;
-            /**
-             * Medianhours
-             * @description Median hours from submission to decision (nearest rank)
-             */
-            medianHours: number | null;
-            /**
-             * P90Hours
-             * @description 90th percentile of the same (nearest rank)
-             */
-            p90Hours: number | null;
-            /**
-             * Decidedbydeadline
-             * @description Decisions made by the review deadline (no reviewer in time)
-             */
-            decidedByDeadline: number;
-            /**
-             * Decidedbydeadlineshare
-             * @description decidedByDeadline / decided; null with none decided
-             */
-            decidedByDeadlineShare: number | null;
-        };
         /** Ranking */
         Ranking: {
             /** Rank */
@@ -2656,7 +2599,7 @@ export interface components {
             comment: string;
             /**
              * Score
-             * @description arena: required on accept
+             * @description arena: required on accept, unless a verifier scored the submission
              */
             score?: number | null;
             /**
@@ -2686,6 +2629,16 @@ export interface components {
              * @description What a worker needs; ask for no more.
              */
             recommendedMinimum: string[];
+        };
+        /**
+         * SolutionBody
+         * @description The publisher's reference solution: a submission body the verifier must pass.
+         */
+        SolutionBody: {
+            /** Resulttype */
+            resultType: string;
+            /** Content */
+            content?: string | null;
         };
         /**
          * SubmissionBody
@@ -2719,6 +2672,15 @@ export interface components {
             contentSha256: string;
             /** Submittedat */
             submittedAt: string;
+            /** Attempt */
+            attempt: number;
+            /**
+             * Checks
+             * @description The checks' outcome (DESIGN.md section 13).
+             */
+            checks: {
+                [key: string]: unknown;
+            } | null;
         };
         /** SubmissionReceipt */
         SubmissionReceipt: {
@@ -2743,29 +2705,24 @@ export interface components {
             submittedAt: string;
             /**
              * Nextaction
+             * @description wait_for_review, or wait_for_checks
              * @example wait_for_review
              */
             nextAction: string;
             /** Contentsha256 */
             contentSha256: string;
+            /** Checks */
+            checks: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Attempt
+             * @description 1, then 2 and on after binding checks sent work back
+             */
+            attempt: number;
         };
         /** TaskCreate */
         TaskCreate: {
-            /**
-             * Minreputation
-             * @description Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation).
-             */
-            minReputation?: number | null;
-            /**
-             * Mincompleted
-             * @description Claimants need at least this many accepted claims.
-             */
-            minCompleted?: number | null;
-            /**
-             * Claimbond
-             * @description Held from the claimant's operator while the claim is open: returned when the submission is decided, forfeited to the publisher when the claim is released or expires.
-             */
-            claimBond?: number | string | null;
             /** Title */
             title: string;
             /**
@@ -2832,13 +2789,8 @@ export interface components {
              * @description arena: share of the bounty per rank, fractions adding up to 1, e.g. [0.6, 0.3, 0.1].
              */
             payoutSplit?: (number | string)[] | null;
-            /** Reviewwithinhours */
-            reviewWithinHours?: number | null;
-            /**
-             * Onreviewtimeout
-             * @description At the review deadline: accept (and pay; the default) or escalate to the admins (arena: always escalate).
-             */
-            onReviewTimeout?: ("accept" | "escalate") | null;
+            /** @description Rules and a verifier run on every submission. */
+            checks?: components["schemas"]["ChecksSpec"] | null;
             module: components["schemas"]["Module"];
         };
         /**
@@ -2851,21 +2803,6 @@ export interface components {
          * @description A partial edit of a draft; omitted fields keep their value.
          */
         TaskUpdate: {
-            /**
-             * Minreputation
-             * @description Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation).
-             */
-            minReputation?: number | null;
-            /**
-             * Mincompleted
-             * @description Claimants need at least this many accepted claims.
-             */
-            minCompleted?: number | null;
-            /**
-             * Claimbond
-             * @description Held from the claimant's operator while the claim is open: returned when the submission is decided, forfeited to the publisher when the claim is released or expires.
-             */
-            claimBond?: number | string | null;
             module?: components["schemas"]["Module"] | null;
             /** Title */
             title?: string | null;
@@ -2895,10 +2832,7 @@ export interface components {
             targetClaimId?: string | null;
             /** Payoutsplit */
             payoutSplit?: (number | string)[] | null;
-            /** Reviewwithinhours */
-            reviewWithinHours?: number | null;
-            /** Onreviewtimeout */
-            onReviewTimeout?: ("accept" | "escalate") | null;
+            checks?: components["schemas"]["ChecksSpec"] | null;
         };
         /** UploadOut */
         UploadOut: {
@@ -3025,6 +2959,39 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Createdat */
             createdAt: string;
+        };
+        /**
+         * VerifierSpec
+         * @description A task's ``checks.verifier`` (DESIGN.md section 13).
+         */
+        VerifierSpec: {
+            /**
+             * Files
+             * @description Inline bundle: paths under tests/.
+             */
+            files?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Archivekey
+             * @description An uploaded .tar.gz of a tests/ directory.
+             */
+            archiveKey?: string | null;
+            /**
+             * Trials
+             * @default 1
+             */
+            trials: number;
+            /**
+             * Timeoutsec
+             * @default 60
+             */
+            timeoutSec: number;
+            /**
+             * Passthreshold
+             * @default 1
+             */
+            passThreshold: number;
         };
         /** WebhookCreate */
         WebhookCreate: {
@@ -3381,13 +3348,6 @@ export interface components {
              * @example null
              */
             score: number | null;
-            /**
-             * Decidedby
-             * @description deadline: no review before the task's review deadline (DESIGN.md 14)
-             * @default reviewer
-             * @enum {string}
-             */
-            decidedBy: "reviewer" | "deadline";
         };
         /** AppealResolvedData */
         AppealResolvedData: {
@@ -3422,6 +3382,50 @@ export interface components {
              */
             comment: string | null;
         };
+        /**
+         * ClaimCheckedData
+         * @description A submission's checks ended (DESIGN.md section 13); ``checks`` as on the submission.
+         */
+        ClaimCheckedData: {
+            /**
+             * Taskid
+             * @example task_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            taskId: string;
+            /**
+             * Claimid
+             * @example clm_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            claimId: string;
+            /**
+             * Submissionid
+             * @example sub_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            submissionId: string;
+            /**
+             * Checks
+             * @example {
+             *       "binding": true,
+             *       "rules": [],
+             *       "status": "failed",
+             *       "verifier": null
+             *     }
+             */
+            checks: {
+                [key: string]: unknown;
+            };
+            /**
+             * Claimstatus
+             * @description active again after a binding failure
+             * @example active
+             */
+            claimStatus: string;
+            /**
+             * Attemptsleft
+             * @example 2
+             */
+            attemptsLeft: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -3444,8 +3448,6 @@ export interface operations {
                 module?: components["schemas"]["Module"] | null;
                 /** @description Task status; published when omitted */
                 status?: components["schemas"]["BoardStatus"] | null;
-                /** @description true: only tasks the caller may claim now */
-                eligible?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -3490,19 +3492,13 @@ export interface operations {
                      *           "payoutSplit": [
                      *             1
                      *           ],
+                     *           "checks": {},
                      *           "escrowStatus": "example",
                      *           "escrowAmount": 1,
                      *           "publisherId": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
-                     *           "endedAt": "2026-01-01T12:00:00Z",
-                     *           "reviewWithinHours": 1,
-                     *           "onReviewTimeout": "example",
-                     *           "minReputation": 1,
-                     *           "minCompleted": 1,
-                     *           "claimBond": 1,
-                     *           "eligible": true,
-                     *           "ineligibleReason": "example"
+                     *           "endedAt": "2026-01-01T12:00:00Z"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -3707,19 +3703,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -4141,17 +4131,9 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
-                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
-                     *           "decidedBy": "example",
-                     *           "escalatedAt": "2026-01-01T12:00:00Z",
-                     *           "payout": {
-                     *             "stage": "escrowed",
-                     *             "at": "example"
-                     *           },
-                     *           "bond": {
-                     *             "amount": 1,
-                     *             "state": "held"
-                     *           }
+                     *           "checks": {},
+                     *           "checkState": "example",
+                     *           "attemptsLeft": 1
                      *         }
                      *       ],
                      *       "page": 1,
@@ -4344,17 +4326,9 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
-                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
-                     *       "decidedBy": "example",
-                     *       "escalatedAt": "2026-01-01T12:00:00Z",
-                     *       "payout": {
-                     *         "stage": "escrowed",
-                     *         "at": "example"
-                     *       },
-                     *       "bond": {
-                     *         "amount": 1,
-                     *         "state": "held"
-                     *       }
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -4549,7 +4523,9 @@ export interface operations {
                      *       "reviewState": "pending",
                      *       "submittedAt": "2026-01-01T12:00:00Z",
                      *       "nextAction": "wait_for_review",
-                     *       "contentSha256": "example"
+                     *       "contentSha256": "example",
+                     *       "checks": {},
+                     *       "attempt": 1
                      *     }
                      */
                     "application/json": components["schemas"]["SubmissionReceipt"];
@@ -4807,17 +4783,9 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
-                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
-                     *       "decidedBy": "example",
-                     *       "escalatedAt": "2026-01-01T12:00:00Z",
-                     *       "payout": {
-                     *         "stage": "escrowed",
-                     *         "at": "example"
-                     *       },
-                     *       "bond": {
-                     *         "amount": 1,
-                     *         "state": "held"
-                     *       }
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -5053,17 +5021,9 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
-                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
-                     *       "decidedBy": "example",
-                     *       "escalatedAt": "2026-01-01T12:00:00Z",
-                     *       "payout": {
-                     *         "stage": "escrowed",
-                     *         "at": "example"
-                     *       },
-                     *       "bond": {
-                     *         "amount": 1,
-                     *         "state": "held"
-                     *       }
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1
                      *     }
                      */
                     "application/json": components["schemas"]["AgentClaimStatus"];
@@ -5297,8 +5257,7 @@ export interface operations {
                      *       "outcome": "example",
                      *       "comment": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
-                     *       "resolvedAt": "2026-01-01T12:00:00Z",
-                     *       "escalatedAt": "2026-01-01T12:00:00Z"
+                     *       "resolvedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AppealOut"];
@@ -5542,7 +5501,9 @@ export interface operations {
                      *           {}
                      *         ],
                      *         "contentSha256": "example",
-                     *         "submittedAt": "2026-01-01T12:00:00Z"
+                     *         "submittedAt": "2026-01-01T12:00:00Z",
+                     *         "attempt": 1,
+                     *         "checks": {}
                      *       }
                      *     }
                      */
@@ -7628,19 +7589,13 @@ export interface operations {
                      *           "payoutSplit": [
                      *             1
                      *           ],
+                     *           "checks": {},
                      *           "escrowStatus": "example",
                      *           "escrowAmount": 1,
                      *           "publisherId": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
-                     *           "endedAt": "2026-01-01T12:00:00Z",
-                     *           "reviewWithinHours": 1,
-                     *           "onReviewTimeout": "example",
-                     *           "minReputation": 1,
-                     *           "minCompleted": 1,
-                     *           "claimBond": 1,
-                     *           "eligible": true,
-                     *           "ineligibleReason": "example"
+                     *           "endedAt": "2026-01-01T12:00:00Z"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -7852,19 +7807,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8119,19 +8068,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8325,19 +8268,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8576,19 +8513,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8849,19 +8780,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9100,19 +9025,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9360,19 +9279,13 @@ export interface operations {
                      *       "payoutSplit": [
                      *         1
                      *       ],
+                     *       "checks": {},
                      *       "escrowStatus": "example",
                      *       "escrowAmount": 1,
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z",
-                     *       "reviewWithinHours": 1,
-                     *       "onReviewTimeout": "example",
-                     *       "minReputation": 1,
-                     *       "minCompleted": 1,
-                     *       "claimBond": 1,
-                     *       "eligible": true,
-                     *       "ineligibleReason": "example"
+                     *       "endedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9653,17 +9566,9 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
-                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
-                     *           "decidedBy": "example",
-                     *           "escalatedAt": "2026-01-01T12:00:00Z",
-                     *           "payout": {
-                     *             "stage": "escrowed",
-                     *             "at": "example"
-                     *           },
-                     *           "bond": {
-                     *             "amount": 1,
-                     *             "state": "held"
-                     *           },
+                     *           "checks": {},
+                     *           "checkState": "example",
+                     *           "attemptsLeft": 1,
                      *           "taskTitle": "example",
                      *           "taskDeliverables": [
                      *             "example"
@@ -9677,8 +9582,24 @@ export interface operations {
                      *               {}
                      *             ],
                      *             "contentSha256": "example",
-                     *             "submittedAt": "2026-01-01T12:00:00Z"
-                     *           }
+                     *             "submittedAt": "2026-01-01T12:00:00Z",
+                     *             "attempt": 1,
+                     *             "checks": {}
+                     *           },
+                     *           "submissionHistory": [
+                     *             {
+                     *               "id": "example",
+                     *               "resultType": "text",
+                     *               "content": "example",
+                     *               "attachments": [
+                     *                 {}
+                     *               ],
+                     *               "contentSha256": "example",
+                     *               "submittedAt": "2026-01-01T12:00:00Z",
+                     *               "attempt": 1,
+                     *               "checks": {}
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "page": 1,
@@ -9836,8 +9757,10 @@ export interface operations {
                 pageSize?: number;
                 /** @description Only tasks of this module */
                 module?: components["schemas"]["Module"] | null;
-                /** @description Admins: only those escalated at their deadline (true) or only the others (false); others never see escalated ones */
-                escalated?: boolean | null;
+                /** @description Only submissions whose checks ended so (pending: queued or running; none: a task without checks) */
+                checks?: ("passed" | "failed" | "error" | "pending" | "none") | null;
+                /** @description submitted: oldest first; checks: passed first, failed last */
+                order?: "submitted" | "checks";
             };
             header?: never;
             path?: never;
@@ -9879,17 +9802,9 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
-                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
-                     *           "decidedBy": "example",
-                     *           "escalatedAt": "2026-01-01T12:00:00Z",
-                     *           "payout": {
-                     *             "stage": "escrowed",
-                     *             "at": "example"
-                     *           },
-                     *           "bond": {
-                     *             "amount": 1,
-                     *             "state": "held"
-                     *           },
+                     *           "checks": {},
+                     *           "checkState": "example",
+                     *           "attemptsLeft": 1,
                      *           "taskTitle": "example",
                      *           "taskDeliverables": [
                      *             "example"
@@ -9903,8 +9818,24 @@ export interface operations {
                      *               {}
                      *             ],
                      *             "contentSha256": "example",
-                     *             "submittedAt": "2026-01-01T12:00:00Z"
-                     *           }
+                     *             "submittedAt": "2026-01-01T12:00:00Z",
+                     *             "attempt": 1,
+                     *             "checks": {}
+                     *           },
+                     *           "submissionHistory": [
+                     *             {
+                     *               "id": "example",
+                     *               "resultType": "text",
+                     *               "content": "example",
+                     *               "attachments": [
+                     *                 {}
+                     *               ],
+                     *               "contentSha256": "example",
+                     *               "submittedAt": "2026-01-01T12:00:00Z",
+                     *               "attempt": 1,
+                     *               "checks": {}
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "page": 1,
@@ -10090,17 +10021,9 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
-                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
-                     *       "decidedBy": "example",
-                     *       "escalatedAt": "2026-01-01T12:00:00Z",
-                     *       "payout": {
-                     *         "stage": "escrowed",
-                     *         "at": "example"
-                     *       },
-                     *       "bond": {
-                     *         "amount": 1,
-                     *         "state": "held"
-                     *       },
+                     *       "checks": {},
+                     *       "checkState": "example",
+                     *       "attemptsLeft": 1,
                      *       "taskTitle": "example",
                      *       "taskDeliverables": [
                      *         "example"
@@ -10114,8 +10037,24 @@ export interface operations {
                      *           {}
                      *         ],
                      *         "contentSha256": "example",
-                     *         "submittedAt": "2026-01-01T12:00:00Z"
-                     *       }
+                     *         "submittedAt": "2026-01-01T12:00:00Z",
+                     *         "attempt": 1,
+                     *         "checks": {}
+                     *       },
+                     *       "submissionHistory": [
+                     *         {
+                     *           "id": "example",
+                     *           "resultType": "text",
+                     *           "content": "example",
+                     *           "attachments": [
+                     *             {}
+                     *           ],
+                     *           "contentSha256": "example",
+                     *           "submittedAt": "2026-01-01T12:00:00Z",
+                     *           "attempt": 1,
+                     *           "checks": {}
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["ClaimDetail"];
@@ -10310,8 +10249,6 @@ export interface operations {
                 /** @description Items per page */
                 pageSize?: number;
                 status?: ("open" | "resolved") | null;
-                /** @description Admins: only those escalated at their deadline (true) or only the others (false); others never see escalated ones */
-                escalated?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -10342,8 +10279,7 @@ export interface operations {
                      *           "outcome": "example",
                      *           "comment": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
-                     *           "resolvedAt": "2026-01-01T12:00:00Z",
-                     *           "escalatedAt": "2026-01-01T12:00:00Z"
+                     *           "resolvedAt": "2026-01-01T12:00:00Z"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -10518,8 +10454,7 @@ export interface operations {
                      *       "outcome": "example",
                      *       "comment": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
-                     *       "resolvedAt": "2026-01-01T12:00:00Z",
-                     *       "escalatedAt": "2026-01-01T12:00:00Z"
+                     *       "resolvedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AppealOut"];
@@ -10902,151 +10837,6 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OperatorReputationDetail"];
-                };
-            };
-            /** @description Missing, malformed, expired or revoked API key */
-            401: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
-                     *       "title": "Unauthorized",
-                     *       "status": 401,
-                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "unauthenticated",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description The key lacks a required scope, or the caller may not do this */
-            403: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
-                     *       "title": "Forbidden",
-                     *       "status": 403,
-                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "insufficient_scope",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/not_found",
-                     *       "title": "Not Found",
-                     *       "status": 404,
-                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "not_found",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description Invalid input */
-            422: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/validation_failed",
-                     *       "title": "Unprocessable Entity",
-                     *       "status": 422,
-                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "validation_failed",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description Any other error, as problem+json */
-            default: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/internal_error",
-                     *       "title": "Internal Server Error",
-                     *       "status": 500,
-                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "internal_error",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-        };
-    };
-    publisher_decisions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "publisherId": "example",
-                     *       "decided": 1,
-                     *       "pending": 1,
-                     *       "medianHours": 1,
-                     *       "p90Hours": 1,
-                     *       "decidedByDeadline": 1,
-                     *       "decidedByDeadlineShare": 1
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PublisherDecisions"];
                 };
             };
             /** @description Missing, malformed, expired or revoked API key */
@@ -14836,6 +14626,15 @@ export interface operations {
                      *         "prompts": [
                      *           "example"
                      *         ]
+                     *       },
+                     *       "checks": {
+                     *         "description": "example",
+                     *         "taskField": "example",
+                     *         "claimFields": [
+                     *           "example"
+                     *         ],
+                     *         "nextActions": {},
+                     *         "event": "example"
                      *       }
                      *     }
                      */
@@ -15283,8 +15082,7 @@ export interface operations {
                  *         "decision": "accepted",
                  *         "reviewState": "accepted",
                  *         "comment": "Clear and complete.",
-                 *         "score": null,
-                 *         "decidedBy": "reviewer"
+                 *         "score": null
                  *       }
                  *     }
                  */
@@ -15368,6 +15166,85 @@ export interface operations {
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["AppealResolvedData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the subscription is disabled and no further attempts are made. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer is a failure and is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    webhook_claim_checked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (evt_...); stable across retries, use it to deduplicate.
+                 * @example evt_01jd2k3m4n5p6q7r8s9t0v1w2x
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds when this attempt was signed; reject stale ones.
+                 * @example 1767268800
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>` signatures (two during a secret rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "claim.checked",
+                 *       "timestamp": "2026-01-01T12:00:00Z",
+                 *       "data": {
+                 *         "taskId": "task_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "claimId": "clm_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "submissionId": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                 *         "checks": {
+                 *           "binding": true,
+                 *           "rules": [],
+                 *           "status": "failed",
+                 *           "verifier": null
+                 *         },
+                 *         "claimStatus": "active",
+                 *         "attemptsLeft": 2
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "claim.checked";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["ClaimCheckedData"];
                 };
             };
         };

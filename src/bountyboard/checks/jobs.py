@@ -10,12 +10,12 @@
 * A run leased ``max_attempts`` times without an outcome ends ``error`` (its checks keep killing
   the runner, or the runner keeps dying) instead of being retried forever.
 
-Not yet called by the market flows or ``worker.py``: :func:`run_due` is the loop they will call.
+:func:`run_leased` runs one leased check and records it; ``market.checking`` keeps up to its
+  concurrency setting in flight, leasing as slots free.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -103,23 +103,19 @@ async def complete(session: AsyncSession, held: Lease, outcome: Outcome) -> bool
     return written is not None
 
 
-async def run_due(sessionmaker: async_sessionmaker[AsyncSession], execute: Callable[[Lease], Awaitable[Outcome]],
-                  *, concurrency: int, lease_seconds: float) -> int:
-    """One pass: lease up to ``concurrency`` runs, run them at once, record each. Returns how many
-    outcomes were recorded. ``lease_seconds`` must outlast the longest run (its trials' limits)."""
+Recorded = Callable[[AsyncSession, Lease, Outcome], Awaitable[None]]
+
+
+async def run_leased(sessionmaker: async_sessionmaker[Any], execute: Callable[[Lease], Awaitable[Outcome]],
+                     held: Lease, on_recorded: Recorded | None = None) -> bool:
+    """Run one leased check and record its outcome (False when the lease was taken over meanwhile)."""
+    try:
+        outcome = await execute(held)
+    except Exception:  # a bug of the checks, not of the submission: an error result, logged
+        log.exception("check run %s failed", held.run_id)
+        outcome = Outcome(RunStatus.ERROR, {"status": "error", "error": "the check could not be run"})
     async with sessionmaker() as session, session.begin():
-        leases = await lease(session, lease_seconds=lease_seconds, limit=concurrency)
-    if not leases:
-        return 0
-
-    async def one(held: Lease) -> bool:
-        try:
-            outcome = await execute(held)
-        except Exception:  # a bug of the checks, not of the submission: an error result, logged
-            log.exception("check run %s failed", held.run_id)
-            outcome = Outcome(RunStatus.ERROR, {"status": "error", "error": "the check could not be run"})
-        async with sessionmaker() as session, session.begin():
-            return await complete(session, held, outcome)
-
-    recorded = await asyncio.gather(*(one(held) for held in leases))
-    return sum(recorded)
+        written = await complete(session, held, outcome)
+        if written and on_recorded is not None:
+            await on_recorded(session, held, outcome)
+        return written

@@ -7,6 +7,7 @@ import typer
 from bountyboard.cli import account, bench, ops, publisher, reputation, review, tasks
 from bountyboard.cli.agent import agent_app
 from bountyboard.cli.bots import bots_app
+from bountyboard.cli.checks import checks_app
 from bountyboard.cli.keys import keys_app
 from bountyboard.cli.listen import listen
 from bountyboard.cli.mcp import mcp
@@ -28,5 +29,6 @@ app.add_typer(bots_app, name="bots")
 app.add_typer(keys_app, name="keys")
 app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(agent_app, name="agent")
+app.add_typer(checks_app, name="checks")
 publisher.register(app)
 review.register(app)

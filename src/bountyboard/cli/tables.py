@@ -83,3 +83,33 @@ def fields(title: str, record: Mapping[str, Any]) -> Table:
         text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
         result.add_row(name, Text("" if value is None else text))
     return result
+
+
+def checks_summary(checks: Mapping[str, Any]) -> str:
+    """A submission's checks in one line: outcome, rules passed, the verifier's mean reward and interval."""
+    parts = [f"{checks.get('status')} ({'binding' if checks.get('binding') else 'advisory'})"]
+    rules = checks.get("rules") or []
+    if rules:
+        parts.append(f"rules {sum(1 for rule in rules if rule.get('passed'))}/{len(rules)} passed")
+    verifier = checks.get("verifier") or {}
+    if verifier.get("meanReward") is not None:
+        interval = verifier.get("interval") or {}
+        parts.append(f"verifier mean reward {verifier['meanReward']:.3g} "
+                     f"[{interval.get('low', 0):.3g}, {interval.get('high', 0):.3g}] over {verifier.get('trials')} "
+                     f"trial(s) in {verifier.get('durationMs')} ms")
+    return "; ".join(parts)
+
+
+def with_checks_summary(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A claim's fields with its checks as a summary line and the end of the verifier's output."""
+    shown = dict(record)
+    checks = shown.pop("checks", None)
+    if checks:
+        shown["checks"] = checks_summary(checks)
+        excerpt = ((checks.get("verifier") or {}).get("outputExcerpt") or "").strip()
+        failed = [f"{rule['kind']}: {rule['message']}" for rule in checks.get("rules") or [] if not rule["passed"]]
+        if failed:
+            shown["failedRules"] = "; ".join(failed)
+        if excerpt:
+            shown["checkOutput"] = excerpt[-400:]
+    return shown

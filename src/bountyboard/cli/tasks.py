@@ -68,8 +68,8 @@ def status(claim_id: str, as_json: JsonFlag = False) -> None:
     """A claim's status, review state and next action, when its review is due and where its money is."""
     with client_session() as client:
         result = client.claim_status(claim_id)
-    show(result, as_json, lambda found: tables.fields(f"Claim {claim_id}", {
-        **found, "payout": f"{found['payout']['stage']} ({found['payout']['at'] or '-'})"}))
+    show(result, as_json, lambda found: tables.fields(f"Claim {claim_id}", tables.with_checks_summary({
+        **found, "payout": f"{found['payout']['stage']} ({found['payout']['at'] or '-'})"})))
 
 
 def heartbeat(claim_id: str, as_json: JsonFlag = False) -> None:

@@ -72,6 +72,7 @@ class Task(TypedDict):
     rubric: dict[str, Any] | None
     targetClaimId: str | None
     payoutSplit: list[float] | None
+    checks: dict[str, Any] | None  # rules, binding, maxAttempts, the verifier's trials (docs/checks.md)
     escrowStatus: str
     escrowAmount: float
     publisherId: str
@@ -143,8 +144,11 @@ class ClaimStatus(TypedDict):
     decidedBy: str | None
     escalatedAt: str | None
     payout: Payout
-
     bond: ClaimBond | None
+    # Checks before review (docs/checks.md): the latest submission's outcome.
+    checks: dict[str, Any] | None
+    checkState: str | None  # queued, running, passed, failed or error
+    attemptsLeft: int | None
 
 
 class ClaimPage(TypedDict):
@@ -163,6 +167,8 @@ class Submission(TypedDict):
     attachments: list[dict[str, Any]]
     contentSha256: str
     submittedAt: str
+    attempt: int
+    checks: dict[str, Any] | None
 
 
 class ClaimDetail(ClaimStatus):
@@ -172,6 +178,7 @@ class ClaimDetail(ClaimStatus):
     taskDeliverables: list[str]
     botName: str | None
     submission: Submission | None
+    submissionHistory: list[Submission]  # oldest first: binding checks may send work back
 
 
 class ClaimDetailPage(TypedDict):
@@ -237,8 +244,10 @@ class SubmissionReceipt(TypedDict):
     status: str
     reviewState: str
     submittedAt: str
-    nextAction: str
+    nextAction: str  # wait_for_review, or wait_for_checks
     contentSha256: str
+    checks: dict[str, Any] | None
+    attempt: int
 
 
 class Event(TypedDict):

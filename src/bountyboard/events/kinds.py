@@ -22,6 +22,7 @@ class EventKind(StrEnum):
     CLAIM_SUBMITTED = "claim.submitted"
     CLAIM_REVIEWED = "claim.reviewed"
     APPEAL_RESOLVED = "appeal.resolved"
+    CLAIM_CHECKED = "claim.checked"
     TASK_PUBLISHED = "task.published"
     TASK_CANCELLED = "task.cancelled"
     TASK_CLOSED = "task.closed"
@@ -37,7 +38,7 @@ class EventKind(StrEnum):
 # SPEC.md section 6: what subscribers may ask for. Bots may subscribe to every public kind; operators
 # (user-scoped keys) only to the final review-side signals.
 PUBLIC_KINDS: tuple[EventKind, ...] = (EventKind.TASK_CLAIMED, EventKind.CLAIM_SUBMITTED, EventKind.CLAIM_REVIEWED,
-                                       EventKind.APPEAL_RESOLVED)
+                                       EventKind.APPEAL_RESOLVED, EventKind.CLAIM_CHECKED)
 OPERATOR_KINDS: tuple[EventKind, ...] = (EventKind.CLAIM_REVIEWED, EventKind.APPEAL_RESOLVED)
 # DESIGN.md section 14: what publishers and reviewers are told, about the tasks they publish or review
 # (user keys of those roles may subscribe to these too; events.audiences delivers them).
@@ -80,6 +81,18 @@ class ClaimSubmittedData(EventData):
     submittedAt: str = Field(examples=[_TIME])
     contentSha256: str | None = Field(examples=["9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"])
     reviewState: str = Field(examples=["pending"])
+
+
+class ClaimCheckedData(EventData):
+    """A submission's checks ended (DESIGN.md section 13); ``checks`` as on the submission."""
+
+    kind = EventKind.CLAIM_CHECKED
+    taskId: str = Field(examples=[_TASK])
+    claimId: str = Field(examples=[_CLAIM])
+    submissionId: str = Field(examples=[_SUBMISSION])
+    checks: dict[str, Any] = Field(examples=[{"status": "failed", "binding": True, "rules": [], "verifier": None}])
+    claimStatus: str = Field(examples=["active"], description="active again after a binding failure")
+    attemptsLeft: int = Field(examples=[2])
 
 
 class ClaimReviewedData(EventData):

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
@@ -83,6 +83,8 @@ class Task(Base):
     target_claim_id: Mapped[str | None] = mapped_column(String(40), index=True)
     # Arena: shares of the bounty per rank, in basis points adding up to 10000.
     payout_split: Mapped[list[int] | None] = mapped_column(JSONType)
+    # Checks before review (DESIGN.md section 13, migration 0020): the publisher's rules and verifier.
+    checks: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     published_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
@@ -140,18 +142,23 @@ class Claim(Base):
     bond_state: Mapped[str | None] = mapped_column(String(20))
 
 
-class _OncePerClaim:
-    """A row a claim has at most one of (its submission, its appeal), kept beside the claim's task."""
+class _OfClaim:
+    """A row of a claim (its submissions, its appeal), kept beside the claim's task."""
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    # Unique: recorded once per claim, whatever the concurrency.
-    claim_id: Mapped[str] = mapped_column(ForeignKey("claims.id"), unique=True)
     task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id"), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
 
 
-class Submission(_OncePerClaim, Base):
+class Submission(_OfClaim, Base):
+    """A claim's submissions: one, unless a binding check sent it back (each retry is the next
+    ``attempt``; unique per claim and attempt, whatever the concurrency)."""
+
     __tablename__ = "submissions"
+    __table_args__ = (UniqueConstraint("claim_id", "attempt", name="uq_submissions_claim_attempt"),)
+
+    claim_id: Mapped[str] = mapped_column(ForeignKey("claims.id"), index=True)
+    attempt: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
 
     result_type: Mapped[str] = mapped_column(String(20))
     content: Mapped[str | None] = mapped_column(Text)
@@ -161,8 +168,11 @@ class Submission(_OncePerClaim, Base):
     fingerprint: Mapped[str] = mapped_column(String(64))
 
 
-class Appeal(_OncePerClaim, Base):
+class Appeal(_OfClaim, Base):
     __tablename__ = "appeals"
+
+    # Unique: recorded once per claim, whatever the concurrency.
+    claim_id: Mapped[str] = mapped_column(ForeignKey("claims.id"), unique=True)
 
     opened_by: Mapped[str] = mapped_column(String(40))
     reason: Mapped[str] = mapped_column(Text)

@@ -20,6 +20,7 @@ from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
+from bountyboard.market import checking
 from bountyboard.market.bonds import settle_bond
 from bountyboard.market.models import OPEN_TASK_STATUSES, Appeal, AppealStatus, Claim, ClaimStatus, Submission, Task
 from bountyboard.market.modules import Module, is_http_url
@@ -37,6 +38,7 @@ from bountyboard.market.transitions import ClaimMove, check_claim, claim_conflic
 
 async def _accept(session: AsyncSession, task: Task, claim: Claim, score: float | None, move: ClaimMove,
                   current: datetime) -> None:
+    score = claim.score if score is None else score  # a verifier's mean reward, unless the reviewer overrides
     if task.module == Module.ARENA.value and score is None:
         raise invalid("Arena submissions are accepted with a score.",
                       [{"field": "score", "message": "required to accept an arena submission"}],
@@ -75,6 +77,13 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
     check_claim(claim, ClaimMove.ACCEPT if accepted else ClaimMove.REJECT)
     require_admin_if_escalated(reviewer, claim.escalated_at, f"The review of claim {claim.id}")
     _check_ticks(task, decision)
+    submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id)
+                                         .order_by(Submission.attempt.desc()).limit(1))
+    run = (await checking.runs_of(session, [submission_id] if submission_id else [])).get(submission_id or "")
+    if checking.pending_binding(task, run):
+        raise conflict(ErrorCode.CHECKS_PENDING, f"The binding checks of claim {claim.id}'s submission have not "
+                       "ended yet; review it once they have.", currentStatus=claim.status,
+                       checkState=run.status if run else None)
     current = now()
     claim.reviewer_id = reviewer.id
     claim.reviewed_at = current
@@ -93,7 +102,8 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
 
 
 async def _tell_reviewed(session: AsyncSession, task: Task, claim: Claim) -> None:
-    submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id))
+    submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id)
+                                         .order_by(Submission.attempt.desc()).limit(1))
     await emit(session, ClaimReviewedData(
         taskId=task.id, claimId=claim.id, submissionId=submission_id or "",
         decision="accepted" if claim.status == ClaimStatus.ACCEPTED else "rejected",

@@ -13,7 +13,17 @@ from bountyboard.conditional import conditional_json, json_with_etag, not_modifi
 from bountyboard.contract.scopes import Scope
 from bountyboard.errors import problem_responses
 from bountyboard.ledger.service import to_cents
-from bountyboard.market import claim_flows, eligibility, listing, review, service, submissions, task_flows, views
+from bountyboard.market import (
+    checking,
+    claim_flows,
+    eligibility,
+    listing,
+    review,
+    service,
+    submissions,
+    task_flows,
+    views,
+)
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import (
@@ -36,7 +46,8 @@ from bountyboard.market.schemas import (
     TaskUpdate,
 )
 from bountyboard.pagination import KeysetPage, Page, Paging
-from bountyboard.storage.session import ReadSession, WriteSession, request_session, state_stamp
+from bountyboard.storage.session import ReadSession, StagedSession, WriteSession, request_session, state_stamp
+from bountyboard.storage.unit_of_work import transaction
 
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
 
@@ -114,7 +125,7 @@ def _claim_action(action: str, summary: str, answer: type[Any]) -> Any:
 
 @_claim_action("submit", "Record the final artifact (once)", SubmissionReceipt)
 async def submit(id: str, body: SubmissionBody, actor: Submitter, session: WriteSession) -> SubmissionReceipt:
-    return views.receipt(await submissions.submit(session, actor, id, body))
+    return await views.receipt(session, await submissions.submit(session, actor, id, body))
 
 
 @_claim_action("heartbeat", "Extend an active claim's TTL", AgentClaimStatus)
@@ -170,8 +181,14 @@ async def update_task(id: str, body: TaskUpdate, publisher: Publisher, session: 
 
 @publisher_router.post("/{id}/publish", summary="Publish a draft, escrowing its bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
-async def publish_task(id: str, publisher: Publisher, session: WriteSession) -> AgentTask:
-    return views.task_out(await task_flows.publish_task(session, publisher, id))
+async def publish_task(id: str, publisher: Publisher, session: StagedSession) -> AgentTask:
+    # Three steps: read the draft's checks, self-test its verifier outside any transaction (it runs for
+    # seconds), publish in a unit of work that refuses checks changed meanwhile.
+    async with transaction(session):
+        checks = (await service.get_own_task(session, publisher, id)).checks
+    await checking.require_self_test(checks)
+    async with transaction(session):
+        return views.task_out(await task_flows.publish_task(session, publisher, id, checks))
 
 
 @publisher_router.post("/{id}/cancel", summary="Cancel a task, refunding its escrow", response_model=AgentTask,
@@ -205,9 +222,15 @@ Escalated = Annotated[bool | None, Query(description="Admins: only those escalat
 
 @review_router.get("/review/queue", summary="Submissions awaiting review, oldest first",
                    response_model=Page[ClaimDetail])
-async def review_queue(session: ReadSession, reviewer: Reviewer, paging: Paging,
-                       module: ModuleFilter = None, escalated: Escalated = None) -> Page[ClaimDetail]:
-    return await service.review_queue(session, reviewer, module, paging, escalated)
+async def review_queue(session: ReadSession, reviewer: Reviewer, paging: Paging, module: ModuleFilter = None,
+                       escalated: Escalated = None,
+                       checks: Annotated[checking.CheckFilter | None, Query(
+                           description="Only submissions whose checks ended so (pending: queued or running; "
+                                       "none: a task without checks)")] = None,
+                       order: Annotated[checking.CheckOrder, Query(
+                           description="submitted: oldest first; checks: passed first, failed last")] = "submitted",
+                       ) -> Page[ClaimDetail]:
+    return await service.review_queue(session, reviewer, module, paging, escalated, checks=checks, order=order)
 
 
 @review_router.post("/review/claims/{id}", summary="Accept or reject a submission", response_model=ClaimDetail,

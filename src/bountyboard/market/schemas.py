@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInf
 
 from bountyboard.accounts.schemas import ApiModel
 from bountyboard.camel import CamelModel, Timestamp
+from bountyboard.checks.spec import ChecksSpec
 from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.market.models import ClaimStatus, TaskStatus
 from bountyboard.market.modules import Module
@@ -83,6 +84,8 @@ class _TaskFields(_FairDealingFields):
     onReviewTimeout: ReviewTimeout | None = Field(
         default=None, description="At the review deadline: accept (and pay; the default) or escalate to the "
                                   "admins (arena: always escalate).")
+    # Checks before review (DESIGN.md section 13)
+    checks: ChecksSpec | None = Field(default=None, description="Rules and a verifier run on every submission.")
 
 
 class TaskCreate(_TaskFields):
@@ -108,6 +111,7 @@ class TaskUpdate(_FairDealingFields):
     payoutSplit: list[Share] | None = Field(default=None, max_length=100)
     reviewWithinHours: ReviewHours | None = None
     onReviewTimeout: ReviewTimeout | None = None
+    checks: ChecksSpec | None = None
 
 
 class FundRequest(ApiModel):
@@ -138,6 +142,9 @@ class AgentTask(BaseModel):
     rubric: dict[str, Any] | None = Field(description="judge: JSON Schema the verdict is checked against.")
     targetClaimId: str | None = Field(description="judge: the claim whose submission is judged.")
     payoutSplit: list[float] | None = Field(description="arena: shares of the bounty by rank, summing to 1.")
+    checks: dict[str, Any] | None = Field(
+        description="The checks every submission goes through (rules, the verifier's trials, time "
+                                  "limit and threshold; not its files nor the reference solution).")
     escrowStatus: str = Field(description="none, held, released or refunded")
     escrowAmount: float = Field(description="What the task's escrow account holds now.")
     publisherId: str
@@ -220,8 +227,11 @@ class SubmissionReceipt(BaseModel):
     status: str = Field(examples=["submitted"])
     reviewState: str = Field(examples=["pending"])
     submittedAt: str
-    nextAction: str = Field(examples=["wait_for_review"])
+    nextAction: str = Field(examples=["wait_for_review"], description="wait_for_review, or wait_for_checks")
     contentSha256: str
+    # Checks before review: {"status": "queued", "binding"} until the runner records the outcome.
+    checks: dict[str, Any] | None
+    attempt: int = Field(description="1, then 2 and on after binding checks sent work back")
 
 
 class SubmissionOut(BaseModel):
@@ -231,6 +241,8 @@ class SubmissionOut(BaseModel):
     attachments: list[dict[str, Any]]
     contentSha256: str
     submittedAt: str
+    attempt: int
+    checks: dict[str, Any] | None = Field(description="The checks' outcome (DESIGN.md section 13).")
 
 
 class Payout(BaseModel):
@@ -250,7 +262,8 @@ class AgentClaimStatus(BaseModel):
     resultType: str | None
     submittedAt: str | None
     nextAction: str = Field(examples=["wait_for_review"],
-                            description="submit, wait_for_review, appeal_or_done, wait_for_appeal or done")
+                            description="submit, wait_for_checks, fix_and_resubmit, wait_for_review, appeal_or_done, "
+                                        "wait_for_appeal or done")
     reviewState: str = Field(examples=["pending"], description="not_submitted, pending, accepted, rejected, "
                                                                  "appealed, appeal_upheld or appeal_denied")
     module: Module
@@ -268,11 +281,15 @@ class AgentClaimStatus(BaseModel):
     payoutAmount: float
     # Review deadlines and where the money is (DESIGN.md section 14).
     reviewDueAt: str | None = Field(description="When a submission's review falls due (then onReviewTimeout).")
-    decidedBy: str | None = Field(description="reviewer or deadline, once decided")
+    decidedBy: str | None = Field(description="reviewer, deadline, or checks (binding checks failed with no "
+                                              "attempt left), once decided")
     escalatedAt: str | None = Field(description="When the undecided review went to the admins' queue.")
     payout: Payout
-
     bond: ClaimBond | None = Field(description="The claim bond, when the task asked for one")
+    # Checks before review (DESIGN.md section 13): the latest submission's.
+    checks: dict[str, Any] | None
+    checkState: str | None = Field(description="queued, running, passed, failed or error")
+    attemptsLeft: int | None = Field(description="Submissions the claim may still make.")
 
 
 class ClaimDetail(AgentClaimStatus):
@@ -283,12 +300,15 @@ class ClaimDetail(AgentClaimStatus):
     taskDeliverables: list[str] = Field(description="exchange: what the reviewer ticks, in order; else empty")
     botName: str | None = Field(description="The name of the bot holding the claim; null for an operator's own")
     submission: SubmissionOut | None
+    submissionHistory: list[SubmissionOut] = Field(
+        description="Every submission of the claim, oldest first (checks may send work back).")
 
 
 class ReviewDecision(ApiModel):
     decision: Literal["accept", "reject"]
     comment: str = Field(default="", max_length=5000)
-    score: float | None = Field(default=None, ge=-1e9, le=1e9, description="arena: required on accept")
+    score: float | None = Field(default=None, ge=-1e9, le=1e9,
+                                description="arena: required on accept, unless a verifier scored the submission")
     deliverables: list[bool] | None = Field(default=None, max_length=50,
                                             description="exchange: one tick per deliverable, all ticked to accept")
 

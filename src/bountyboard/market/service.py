@@ -18,12 +18,13 @@ from sqlalchemy.sql.elements import ColumnElement
 from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import Bot, User
 from bountyboard.accounts.scopes import Role
+from bountyboard.checks.spec import ChecksSpec
 from bountyboard.clock import as_utc, now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
-from bountyboard.market import locks, permissions, transitions
+from bountyboard.market import checking, locks, permissions, transitions
 from bountyboard.market.deadlines import default_timeout, review_rule_errors
 from bountyboard.market.models import (
     Appeal,
@@ -57,9 +58,8 @@ _PLAIN_FIELDS = {
     "module": "module", "title": "title", "description": "description", "maxClaims": "max_claims",
     "claimTtlSeconds": "claim_ttl_seconds", "deadline": "deadline", "deliverables": "deliverables",
     "repositoryUrl": "repository_url", "sourceLanguage": "source_language", "targetLanguage": "target_language",
-    "rubric": "rubric", "targetClaimId": "target_claim_id",
+    "rubric": "rubric", "targetClaimId": "target_claim_id", "checks": "checks",
     "reviewWithinHours": "review_within_hours", "onReviewTimeout": "on_review_timeout",
-
     "minReputation": "min_reputation", "minCompleted": "min_completed",
 }
 _TASK_COLUMNS = (*_PLAIN_FIELDS.values(), "bounty_cents", "payout_split", "claim_bond_cents")
@@ -100,6 +100,8 @@ def _columns(fields: dict[str, Any]) -> dict[str, Any]:
             columns["payout_split"] = [int(value) for value in bps]
     if columns.get("deadline") is not None:
         columns["deadline"] = as_utc(columns["deadline"])
+    if columns.get("checks") is not None:  # stored whole, defaults included (an edit dumps only what was set)
+        columns["checks"] = ChecksSpec.model_validate(columns["checks"]).model_dump(mode="json")
     if "deliverables" in columns:
         deliverables = [str(item).strip() for item in columns["deliverables"] or []]
         if any(not item or len(item) > 500 for item in deliverables):
@@ -118,6 +120,11 @@ async def _check_task(session: AsyncSession, publisher: User, columns: dict[str,
     deadline = columns.get("deadline")
     if deadline is not None and deadline <= now():
         errors.append({"field": "deadline", "message": "must be in the future"})
+    verifier = (columns.get("checks") or {}).get("verifier")
+    lease = get_settings().check_lease_seconds
+    longest = lease - min(60.0, lease / 4)  # a check run ends within its runner's lease, with time to record it
+    if verifier and verifier["trials"] * verifier["timeoutSec"] > longest:
+        errors.append({"field": "checks.verifier", "message": f"trials x timeoutSec must stay within {longest:g} s"})
     target_id = columns.get("target_claim_id")
     if columns["module"] == Module.JUDGE.value and target_id:
         target = await session.get(Claim, target_id)
@@ -243,15 +250,17 @@ def _escalation(reviewer: User, escalated_at: Any, escalated: bool | None) -> li
     return [escalated_at.is_not(None)] if escalated else []
 
 
-async def review_queue(session: AsyncSession, reviewer: User, module: Module | None,
-                       params: PageParams, escalated: bool | None = None) -> Page[ClaimDetail]:
-    """Submissions awaiting a decision, oldest first."""
+async def review_queue(session: AsyncSession, reviewer: User, module: Module | None, params: PageParams,
+                       escalated: bool | None = None, checks: str | None = None,
+                       order: str = "submitted") -> Page[ClaimDetail]:
+    """Submissions awaiting a decision, oldest first (or by check outcome, ``checking.by_checks``)."""
     query = select(Claim).join(Task, Task.id == Claim.task_id).where(
         Claim.status == ClaimStatus.SUBMITTED, *_reviewable(reviewer),
         *_escalation(reviewer, Claim.escalated_at, escalated))
     if module is not None:
         query = query.where(Task.module == module.value)
-    rows, total = await _page(session, query, (Claim.submitted_at, Claim.id), params)
+    query, ordering = checking.by_checks(query, checks, order)
+    rows, total = await _page(session, query, (*ordering, Claim.submitted_at, Claim.id), params)
     return Page.of(await claim_details(session, rows), params, total)
 
 
@@ -274,7 +283,8 @@ async def judge_target(session: AsyncSession, actor: Actor, task_id: str) -> Jud
     if claimant is None and not permissions.may_review(actor.user, task):
         raise Problem(403, ErrorCode.CLAIM_REQUIRED, "Claim the judge task to read the submission it evaluates.")
     target = await session.get(Claim, task.target_claim_id)
-    submission = await session.scalar(select(Submission).where(Submission.claim_id == task.target_claim_id))
+    submission = await session.scalar(select(Submission).where(Submission.claim_id == task.target_claim_id)
+                                      .order_by(Submission.attempt.desc()).limit(1))
     target_task = await session.get(Task, target.task_id) if target else None
     if target is None or submission is None or target_task is None:
         raise not_found("judged submission", task.target_claim_id)

@@ -19,10 +19,11 @@ from bountyboard.errors import ErrorCode, conflict, invalid
 from bountyboard.events.kinds import ClaimSubmittedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
+from bountyboard.market import checking
 from bountyboard.market.deadlines import schedule_review
 from bountyboard.market.files.service import attachments_of
 from bountyboard.market.locks import locked_claim
-from bountyboard.market.models import Claim, Submission, Task
+from bountyboard.market.models import Claim, ClaimStatus, Submission, Task
 from bountyboard.market.modules import Module, submission_errors
 from bountyboard.market.permissions import held_claim
 from bountyboard.market.schemas import SubmissionBody
@@ -35,20 +36,25 @@ def _fingerprint(body: SubmissionBody) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-_SUBMISSION_OF_CLAIM = select(Submission).where(Submission.claim_id == bindparam("claim_id"))  # built once
+# The claim's latest submission (several only when binding checks sent work back); built once.
+_SUBMISSION_OF_CLAIM = (select(Submission).where(Submission.claim_id == bindparam("claim_id"))
+                        .order_by(Submission.attempt.desc()).limit(1))
 
 
-async def _same_submission(session: AsyncSession, claim: Claim, fingerprint: str) -> Submission | None:
-    """The claim's recorded submission when the body is the same; 409 when it differs."""
+async def _same_submission(session: AsyncSession, claim: Claim, fingerprint: str) -> tuple[Submission | None, int]:
+    """The claim's latest submission when the body is the same (a retry), else None, with the number
+    of the next attempt; 409 when the claim awaits a decision on another body."""
     existing = await session.scalar(_SUBMISSION_OF_CLAIM, {"claim_id": claim.id})
     if existing is None:
-        return None
+        return None, 1
+    if claim.status == ClaimStatus.ACTIVE:  # checks sent the last one back: this is the next attempt
+        return None, existing.attempt + 1
     if existing.fingerprint != fingerprint:
         raise conflict(ErrorCode.ALREADY_SUBMITTED,
                        f"Claim {claim.id} already has a submission ({existing.id}) with another body; "
                        "a submission is recorded once.", currentStatus=claim.status,
                        reviewState=claim.review_state, submissionId=existing.id)
-    return existing
+    return existing, existing.attempt
 
 
 def check_submission(task: Task, body: SubmissionBody) -> None:
@@ -66,7 +72,7 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
     """active -> submitted. Recorded once: the same body again returns the first submission."""
     fingerprint = _fingerprint(body)
     task, claim = await held_claim(session, actor, claim_id)
-    existing = await _same_submission(session, claim, fingerprint)
+    existing, attempt = await _same_submission(session, claim, fingerprint)
     if existing is not None:
         return existing
     await check_claim_now(session, task, claim, ClaimMove.SUBMIT)
@@ -77,7 +83,7 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
         id=new_id("sub"), claim_id=claim.id, task_id=task.id, result_type=body.resultType.value, content=content,
         attachments=await attachments_of(session, claim, body.attachments),
         content_sha256=hashlib.sha256((content or "").encode()).hexdigest(), fingerprint=fingerprint,
-        created_at=current,
+        created_at=current, attempt=attempt,
     )
     session.add(submission)
     move_claim(claim, ClaimMove.SUBMIT)
@@ -93,8 +99,9 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
         # Only reachable if another writer got past the claim lock: answer as a retry would be.
         await session.rollback()
         task, claim = await locked_claim(session, claim_id)
-        existing = await _same_submission(session, claim, fingerprint)
+        existing, _ = await _same_submission(session, claim, fingerprint)
         if existing is None:
             raise
         return existing
+    await checking.queue_checks(session, task, submission)
     return submission

@@ -7,6 +7,7 @@ the same transaction. A refused flow raises a :class:`~bountyboard.errors.Proble
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,10 +27,16 @@ from bountyboard.market.slots import wind_up
 from bountyboard.market.transitions import TaskMove, check_task, move_task, require_open
 
 
-async def publish_task(session: AsyncSession, publisher: User, task_id: str) -> Task:
-    """draft -> published, escrowing the bounty from the publisher's balance."""
+async def publish_task(session: AsyncSession, publisher: User, task_id: str,
+                       tested_checks: dict[str, Any] | None = None) -> Task:
+    """draft -> published, escrowing the bounty from the publisher's balance. ``tested_checks`` are
+    the checks whose verifier passed its self-test (``checking.require_self_test``), before this unit
+    of work: if the draft's checks changed since, publishing is refused (409)."""
     task = await owned_task(session, publisher, task_id)
     check_task(task, TaskMove.PUBLISH)
+    if task.checks != tested_checks:
+        raise conflict(ErrorCode.INVALID_TRANSITION, f"The checks of task {task.id} changed while its verifier "
+                       "was being tested; publish again.", currentStatus=task.status)
     current = now()
     if task.deadline is not None and task.deadline <= current:
         raise invalid("The deadline has passed; edit it before publishing.",

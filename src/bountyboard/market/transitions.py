@@ -62,6 +62,7 @@ class ClaimMove(StrEnum):
     APPEAL = "appeal"
     UPHOLD = "uphold"  # the appeal succeeds: the claim is accepted
     DENY = "deny"  # the appeal fails: the rejection stands
+    SEND_BACK = "send_back"  # a binding check failed: the claim is active again (checks, DESIGN.md 13)
 
 
 _WORKING: ClaimState = (ClaimStatus.ACTIVE, ReviewState.NOT_SUBMITTED)
@@ -81,6 +82,7 @@ CLAIM_TRANSITIONS: dict[ClaimMove, Transition[ClaimState]] = {
                                  (ClaimStatus.ACCEPTED, ReviewState.APPEAL_UPHELD)),
     ClaimMove.DENY: Transition("deny an appeal of", frozenset({_APPEALED}),
                                (ClaimStatus.REJECTED, ReviewState.APPEAL_DENIED)),
+    ClaimMove.SEND_BACK: Transition("send back", frozenset({_PENDING}), _WORKING),
 }
 
 

@@ -4,6 +4,7 @@ submissions, appeals (the reads and the flows' answers share them)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -11,9 +12,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bountyboard.accounts.models import Bot
+from bountyboard.checks.models import CheckRun
 from bountyboard.clock import now, rfc3339
 from bountyboard.contract.artifacts import ArtifactType
 from bountyboard.ledger.service import from_cents
+from bountyboard.market import checking
 from bountyboard.market.deadlines import on_timeout, payout_of, review_hours
 from bountyboard.market.models import (
     OPEN_TASK_STATUSES,
@@ -72,7 +75,8 @@ def task_out(task: Task) -> AgentTask:
         sourceLanguage=task.source_language, targetLanguage=task.target_language, rubric=task.rubric,
         targetClaimId=task.target_claim_id,
         payoutSplit=[bps / 10_000 for bps in task.payout_split] if task.payout_split else None,
-        escrowStatus=escrow_status, escrowAmount=from_cents(escrow_cents), publisherId=task.publisher_id,
+        checks=checking.public_checks(task), escrowStatus=escrow_status, escrowAmount=from_cents(escrow_cents),
+        publisherId=task.publisher_id,
         createdAt=rfc3339(task.created_at) or "", publishedAt=rfc3339(task.published_at),
         endedAt=rfc3339(task.ended_at), reviewWithinHours=review_hours(task), onReviewTimeout=on_timeout(task),
         minReputation=task.min_reputation, minCompleted=task.min_completed,
@@ -80,11 +84,13 @@ def task_out(task: Task) -> AgentTask:
     )
 
 
-def claim_next_action(claim: Claim) -> str:
+def claim_next_action(claim: Claim, checks: dict[str, Any] | None = None) -> str:
+    """What the holder does next; ``checks`` are its latest submission's (DESIGN.md section 13)."""
+    check_state = checks.get("status") if checks else None
     if claim.status == ClaimStatus.ACTIVE:
-        return "submit"
+        return "fix_and_resubmit" if check_state == "failed" and checks and checks.get("binding") else "submit"
     if claim.status == ClaimStatus.SUBMITTED:
-        return "wait_for_review"
+        return "wait_for_checks" if check_state in ("queued", "running") else "wait_for_review"
     if claim.review_state == ReviewState.APPEALED:
         return "wait_for_appeal"
     if claim.review_state == ReviewState.REJECTED and claim.holds_slot:
@@ -97,42 +103,74 @@ def claim_created(claim: Claim) -> ClaimCreated:
                         nextAction=claim_next_action(claim), expiresAt=rfc3339(claim.expires_at))
 
 
-def receipt(submission: Submission) -> SubmissionReceipt:
-    """The receipt as recorded: a retry of the same submission gets exactly this again."""
+async def receipt(session: AsyncSession, submission: Submission) -> SubmissionReceipt:
+    """The receipt as recorded (a retry of the same submission gets it again), with its checks as they
+    stand: ``queued`` at first."""
+    task = await session.get(Task, submission.task_id)
+    checks = checking.checks_out(task, (await checking.runs_of(session, [submission.id])).get(submission.id)) \
+        if task is not None else None
+    waiting = checks is not None and checks["status"] in ("queued", "running")
     return SubmissionReceipt(
         submissionId=submission.id, claimId=submission.claim_id, status=ClaimStatus.SUBMITTED,
         reviewState=ReviewState.PENDING, submittedAt=rfc3339(submission.created_at) or "",
-        nextAction="wait_for_review", contentSha256=submission.content_sha256,
+        nextAction="wait_for_checks" if waiting else "wait_for_review", contentSha256=submission.content_sha256,
+        checks=checks, attempt=submission.attempt,
     )
 
 
-def submission_out(submission: Submission) -> SubmissionOut:
+def submission_out(submission: Submission, checks: dict[str, Any] | None = None) -> SubmissionOut:
     return SubmissionOut(id=submission.id, resultType=ArtifactType(submission.result_type),
                          content=submission.content, attachments=list(submission.attachments or []),
-                         contentSha256=submission.content_sha256, submittedAt=rfc3339(submission.created_at) or "")
+                         contentSha256=submission.content_sha256, submittedAt=rfc3339(submission.created_at) or "",
+                         attempt=submission.attempt, checks=checks)
 
 
 def appeal_out(appeal: Appeal) -> AppealOut:
     return AppealOut.model_validate(appeal)
 
 
-async def _claim_context(session: AsyncSession, claims: Sequence[Claim]) -> tuple[
-        dict[str, Task], dict[str, Submission], dict[str, str]]:
+@dataclass
+class _Context:
+    tasks: dict[str, Task]
+    history: dict[str, list[Submission]]  # per claim, oldest first
+    runs: dict[str, CheckRun]  # per submission
+    appeals: dict[str, str]
+
+    def latest(self, claim: Claim) -> Submission | None:
+        submissions = self.history.get(claim.id)
+        return submissions[-1] if submissions else None
+
+    def checks(self, submission: Submission | None) -> dict[str, Any] | None:
+        if submission is None:
+            return None
+        return checking.checks_out(self.tasks[submission.task_id], self.runs.get(submission.id))
+
+
+async def _claim_context(session: AsyncSession, claims: Sequence[Claim]) -> _Context:
     ids = [claim.id for claim in claims]
     task_ids = {claim.task_id for claim in claims}
     tasks = {t.id: t for t in (await session.execute(select(Task).where(Task.id.in_(task_ids)))).scalars()}
-    submissions = {s.claim_id: s for s in (await session.execute(
-        select(Submission).where(Submission.claim_id.in_(ids)))).scalars()}
+    history: dict[str, list[Submission]] = {}
+    for submission in (await session.execute(select(Submission).where(Submission.claim_id.in_(ids))
+                                             .order_by(Submission.attempt))).scalars():
+        history.setdefault(submission.claim_id, []).append(submission)
+    runs = await checking.runs_of(session, [s.id for submissions in history.values() for s in submissions]) \
+        if any(tasks[task_id].checks for task_id in task_ids) else {}
     appeals = dict((await session.execute(
         select(Appeal.claim_id, Appeal.id).where(Appeal.claim_id.in_(ids)))).all())
-    return tasks, submissions, appeals
+    return _Context(tasks, history, runs, appeals)
 
 
-def _status_fields(claim: Claim, task: Task, submission: Submission | None, appeal_id: str | None) -> dict[str, Any]:
+def _status_fields(claim: Claim, context: _Context) -> dict[str, Any]:
+    task, submission = context.tasks[claim.task_id], context.latest(claim)
+    appeal_id = context.appeals.get(claim.id)
+    checks = context.checks(submission)
     return {
+        "checks": checks, "checkState": checks["status"] if checks else None,
+        "attemptsLeft": checking.attempts_left(task, submission),
         "id": claim.id, "taskId": claim.task_id, "status": claim.status,
         "resultType": submission.result_type if submission else None,
-        "submittedAt": rfc3339(claim.submitted_at), "nextAction": claim_next_action(claim),
+        "submittedAt": rfc3339(claim.submitted_at), "nextAction": claim_next_action(claim, checks),
         "reviewState": claim.review_state, "module": Module(task.module), "botId": claim.bot_id,
         "operatorId": claim.operator_id, "claimedAt": rfc3339(claim.created_at) or "",
         "expiresAt": rfc3339(claim.expires_at) if claim.status == ClaimStatus.ACTIVE else None,
@@ -151,21 +189,21 @@ def _deadline_fields(claim: Claim, task: Task) -> dict[str, Any]:
 
 
 async def claim_statuses(session: AsyncSession, claims: Sequence[Claim]) -> list[AgentClaimStatus]:
-    tasks, submissions, appeals = await _claim_context(session, claims)
-    return [AgentClaimStatus(**_status_fields(c, tasks[c.task_id], submissions.get(c.id), appeals.get(c.id)))
-            for c in claims]
+    context = await _claim_context(session, claims)
+    return [AgentClaimStatus(**_status_fields(claim, context)) for claim in claims]
 
 
 async def claim_details(session: AsyncSession, claims: Sequence[Claim]) -> list[ClaimDetail]:
-    tasks, submissions, appeals = await _claim_context(session, claims)
+    context = await _claim_context(session, claims)
     bot_ids = {claim.bot_id for claim in claims if claim.bot_id}
     bot_names = dict((await session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids)))).all()) \
         if bot_ids else {}
     details = []
     for claim in claims:
-        task, submission = tasks[claim.task_id], submissions.get(claim.id)
-        details.append(ClaimDetail(**_status_fields(claim, task, submission, appeals.get(claim.id)),
+        task, submission = context.tasks[claim.task_id], context.latest(claim)
+        history = [submission_out(s, context.checks(s)) for s in context.history.get(claim.id, [])]
+        details.append(ClaimDetail(**_status_fields(claim, context),
                                    taskTitle=task.title, taskDeliverables=list(task.deliverables or []),
                                    botName=bot_names.get(claim.bot_id) if claim.bot_id else None,
-                                   submission=submission_out(submission) if submission else None))
+                                   submission=history[-1] if submission else None, submissionHistory=history))
     return details

@@ -235,11 +235,13 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(claim_task, "POST", "/v1/agent/tasks/{id}/claim",
              "Claim one task, only when ready to work on it; keep the claimId it answers."),
     ToolSpec(get_claim_status, "GET", "/v1/agent/claims/{id}/status",
-             "A claim's status, review state, expiry and nextAction; when its review is due (reviewDueAt) and "
-             "where its money is (payout.stage: escrowed, due, paid, refunded or forfeited, with payout.at).",
-             read_only=True),
+             "A claim's status, review state, expiry and nextAction; its checks' outcome (checks, checkState, "
+             "attemptsLeft); when its review is due (reviewDueAt) and where its money is (payout.stage: escrowed, "
+             "due, paid, refunded or forfeited, with payout.at).", read_only=True),
     ToolSpec(submit_result, "POST", "/v1/agent/claims/{id}/submit",
-             "Submit the claim's result once. Safe to repeat: the same arguments give the first receipt."),
+             "Submit the claim's result once. Safe to repeat: the same arguments give the first receipt. On a task "
+             "with checks, follow get_claim_status while nextAction is wait_for_checks; on fix_and_resubmit, fix "
+             "the work and submit again."),
     ToolSpec(upload_file, "POST", "/v1/agent/claims/{id}/uploads/{fileKey}/complete",
              "Upload a file for an active claim, its bytes base64 in the call (a file over the server's limit is "
              "refused with file_too_large, naming it); answers the stored upload: pass "

@@ -69,6 +69,21 @@ COMPLETE_PATH = "/v1/agent/claims/{id}/uploads/{fileKey}/complete"
 WEBHOOKS_PATH = "/v1/agent/webhooks"
 
 
+CHECKS = schemas.ChecksInfo(
+    description="A task with checks (its `checks` field) checks every submission before a reviewer sees it: "
+                "rules on the content and a verifier run in a sandbox, `trials` times. The submit answers at once "
+                "with checks.status queued. Binding checks that fail send the work back: the claim is active "
+                "again and may be submitted again while attemptsLeft (from maxAttempts) is above zero; the "
+                "failed submission stays in the claim's history. Advisory checks (binding false) only inform "
+                "the reviewer. In an arena the verifier's mean reward is the score.",
+    taskField="checks", claimFields=["checks", "checkState", "attemptsLeft"],
+    nextActions={"wait_for_checks": "submitted, checks queued or running: poll the claim or wait for claim.checked",
+                 "fix_and_resubmit": "binding checks failed: read checks.rules and checks.verifier.outputExcerpt, "
+                                     "fix the work and submit again (attemptsLeft says how often you may)"},
+    event="claim.checked",
+)
+
+
 def resource_urls(base_url: str, site_url: str) -> schemas.Resources:
     meta = f"{base_url}/v1/meta"
     return schemas.Resources(
@@ -195,4 +210,5 @@ def build_manifest(app: FastAPI) -> schemas.AgentManifest:
         uploads=uploads(base, service_limits),
         operations=operations(app),
         mcp=mcp_info(app),
+        checks=CHECKS,
     )

@@ -136,6 +136,16 @@ class McpInfo(BaseModel):
     prompts: list[str]
 
 
+class ChecksInfo(BaseModel):
+    """Checks before review (docs/checks.md): what an agent reads and does when a task has checks."""
+
+    description: str
+    taskField: str
+    claimFields: list[str]
+    nextActions: dict[str, str]
+    event: str
+
+
 class AgentManifest(BaseModel):
     schemaVersion: Literal["1"] = "1"
     name: str
@@ -153,3 +163,4 @@ class AgentManifest(BaseModel):
     uploads: Uploads
     operations: list[Operation] = Field(description="Every operation the service answers, from both documents.")
     mcp: McpInfo = Field(description="The same loop as Model Context Protocol tools.")
+    checks: ChecksInfo = Field(description="Checks a task's submissions go through before review.")

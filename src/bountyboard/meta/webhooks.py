@@ -18,6 +18,7 @@ _MEANINGS: dict[EventKind, str] = {
     EventKind.CLAIM_SUBMITTED: "A claim submission was recorded.",
     EventKind.CLAIM_REVIEWED: "A publisher or reviewer accepted or rejected the submitted work.",
     EventKind.APPEAL_RESOLVED: "A downstream appeal or dispute flow completed.",
+    EventKind.CLAIM_CHECKED: "A submission's checks ended; a binding failure made the claim active again.",
 }
 
 _SIGNATURE_HEADERS = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import get_args
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -15,6 +16,7 @@ from starlette.datastructures import FormData
 from bountyboard.errors import ErrorCode, Problem
 from bountyboard.market import service as market
 from bountyboard.market import views as market_views
+from bountyboard.market.checking import CheckFilter
 from bountyboard.market.files.downloads import page_links
 from bountyboard.market.models import Claim
 from bountyboard.market.modules import Module
@@ -42,23 +44,29 @@ def _score(form: FormData) -> float | None:
         raise Problem(422, ErrorCode.INVALID_SCORE, "The score is a number.") from exc
 
 
+CHECK_FILTERS = list(get_args(CheckFilter))
+
+
 async def _queue(request: Request, visitor: web.Visitor, session: AsyncSession, *, module: str = "", page: int = 1,
-                 status_code: int = 200, error: str | None = None, notice: str | None = None) -> HTMLResponse:
+                 status_code: int = 200, error: str | None = None, notice: str | None = None,
+                 checks: str = "", order: str = "submitted") -> HTMLResponse:
     queue = await market.review_queue(session, visitor.actor.user, Module(module) if module else None,
-                                      paging(page, QUEUE_PAGE_SIZE))
+                                      paging(page, QUEUE_PAGE_SIZE), checks=checks or None, order=order)
     records = await reputation.overall_of_bots(session, [item.botId for item in queue.data if item.botId])
     return web.render(request, visitor, "review.html", section="review", status_code=status_code, queue=queue,
                       records=records,
                       module=module, modules=MODULES, error=error, notice=notice,
+                      checks=checks, order=order, check_filters=CHECK_FILTERS,
                       file_links=page_links(queue.data),
                       history_url="/review/" if request.method == "POST" else None)
 
 
 @router.get("/review/", response_class=HTMLResponse)
 async def review_page(request: Request, visitor: web.ReviewerPage, session: ReadSession, module: str = "",
-                      page: int = 1, done: str = "") -> HTMLResponse:
+                      page: int = 1, done: str = "", checks: str = "", order: str = "") -> HTMLResponse:
     return await _queue(request, visitor, session, module=choice(module, MODULES), page=page,
-                        notice=NOTICES.get(done))
+                        notice=NOTICES.get(done), checks=choice(checks, CHECK_FILTERS) or "",
+                        order=choice(order, ["submitted", "checks"]) or "submitted")
 
 
 @router.post("/review/claims/{claim_id}", response_class=HTMLResponse)
