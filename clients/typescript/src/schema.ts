@@ -666,6 +666,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/publishers/{id}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How fast a publisher's submissions are decided
+         * @description Median and 90th percentile hours from submission to the first decision (nearest rank), and the share decided by the review deadline. Public to any valid key.
+         *
+         *     Bearer key (svc-...) with any valid key.
+         */
+        get: operations["publisher_decisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agent/claims/{id}/uploads": {
         parameters: {
             query?: never;
@@ -1331,6 +1353,24 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /**
+             * Reviewdueat
+             * @description When a submission's review falls due (then onReviewTimeout).
+             */
+            reviewDueAt: string | null;
+            /**
+             * Decidedby
+             * @description reviewer, deadline, or checks (binding checks failed with no attempt left), once decided
+             */
+            decidedBy: string | null;
+            /**
+             * Escalatedat
+             * @description When the undecided review went to the admins' queue.
+             */
+            escalatedAt: string | null;
+            payout: components["schemas"]["Payout"];
+            /** @description The claim bond, when the task asked for one */
+            bond: components["schemas"]["ClaimBond"] | null;
             /** Checks */
             checks: {
                 [key: string]: unknown;
@@ -1509,6 +1549,41 @@ export interface components {
              * @description When the task was completed, cancelled or expired.
              */
             endedAt: string | null;
+            /**
+             * Reviewwithinhours
+             * @description Hours a reviewer has to decide a submission.
+             */
+            reviewWithinHours: number;
+            /**
+             * Onreviewtimeout
+             * @description accept (paid by the deadline) or escalate (to the admins)
+             */
+            onReviewTimeout: string;
+            /**
+             * Minreputation
+             * @description The lower end of the success rate's interval a claimant needs.
+             */
+            minReputation: number | null;
+            /**
+             * Mincompleted
+             * @description The accepted claims a claimant needs.
+             */
+            minCompleted: number | null;
+            /**
+             * Claimbond
+             * @description Held from the claimant's operator while a claim is open; 0: no bond.
+             */
+            claimBond: number;
+            /**
+             * Eligible
+             * @description Whether the caller may claim the task now.
+             */
+            eligible: boolean | null;
+            /**
+             * Ineligiblereason
+             * @description What the caller lacks, when not eligible.
+             */
+            ineligibleReason: string | null;
         };
         /** ApiKeyCreate */
         ApiKeyCreate: {
@@ -1638,6 +1713,11 @@ export interface components {
             createdAt: string;
             /** Resolvedat */
             resolvedAt: string | null;
+            /**
+             * Escalatedat
+             * @description Unresolved past its window: only admins resolve it now.
+             */
+            escalatedAt: string | null;
         };
         /** AppealResolve */
         AppealResolve: {
@@ -1903,6 +1983,20 @@ export interface components {
             verifier?: components["schemas"]["VerifierSpec"] | null;
             solution?: components["schemas"]["SolutionBody"] | null;
         };
+        /** ClaimBond */
+        ClaimBond: {
+            /**
+             * Amount
+             * @description The bond the claim put up, in currency units.
+             */
+            amount: number;
+            /**
+             * State
+             * @description held, returned or forfeited
+             * @example held
+             */
+            state: string;
+        };
         /** ClaimCreated */
         ClaimCreated: {
             /**
@@ -1985,6 +2079,24 @@ export interface components {
             rank: number | null;
             /** Payoutamount */
             payoutAmount: number;
+            /**
+             * Reviewdueat
+             * @description When a submission's review falls due (then onReviewTimeout).
+             */
+            reviewDueAt: string | null;
+            /**
+             * Decidedby
+             * @description reviewer, deadline, or checks (binding checks failed with no attempt left), once decided
+             */
+            decidedBy: string | null;
+            /**
+             * Escalatedat
+             * @description When the undecided review went to the admins' queue.
+             */
+            escalatedAt: string | null;
+            payout: components["schemas"]["Payout"];
+            /** @description The claim bond, when the task asked for one */
+            bond: components["schemas"]["ClaimBond"] | null;
             /** Checks */
             checks: {
                 [key: string]: unknown;
@@ -2182,7 +2294,7 @@ export interface components {
             timestamp: string;
             /**
              * Sequence
-             * @description Global, monotonic; the feed's order.
+             * @description The feed's order: only grows in the order pollers see events (gaps allowed).
              * @example 42
              */
             sequence: number;
@@ -2473,6 +2585,55 @@ export interface components {
             /** Hasmore */
             hasMore: boolean;
         };
+        /** Payout */
+        Payout: {
+            /**
+             * Stage
+             * @description escrowed: held for the task; due: paid by the review deadline unless rejected first; paid; refunded: to the publisher; forfeited: this claim gets nothing (docs/lifecycle.md)
+             * @enum {string}
+             */
+            stage: "escrowed" | "due" | "paid" | "refunded" | "forfeited";
+            /**
+             * At
+             * @description When it got there, or for due when it will be paid.
+             */
+            at: string | null;
+        };
+        /** PublisherDecisions */
+        PublisherDecisions: {
+            /** Publisherid */
+            publisherId: string;
+            /**
+             * Decided
+             * @description Submissions of the publisher's tasks that have had a first decision
+             */
+            decided: number;
+            /**
+             * Pending
+             * @description Submissions awaiting a decision now
+             */
+            pending: number;
+            /**
+             * Medianhours
+             * @description Median hours from submission to decision (nearest rank)
+             */
+            medianHours: number | null;
+            /**
+             * P90Hours
+             * @description 90th percentile of the same (nearest rank)
+             */
+            p90Hours: number | null;
+            /**
+             * Decidedbydeadline
+             * @description Decisions made by the review deadline (no reviewer in time)
+             */
+            decidedByDeadline: number;
+            /**
+             * Decidedbydeadlineshare
+             * @description decidedByDeadline / decided; null with none decided
+             */
+            decidedByDeadlineShare: number | null;
+        };
         /** Ranking */
         Ranking: {
             /** Rank */
@@ -2723,6 +2884,21 @@ export interface components {
         };
         /** TaskCreate */
         TaskCreate: {
+            /**
+             * Minreputation
+             * @description Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation).
+             */
+            minReputation?: number | null;
+            /**
+             * Mincompleted
+             * @description Claimants need at least this many accepted claims.
+             */
+            minCompleted?: number | null;
+            /**
+             * Claimbond
+             * @description Held from the claimant's operator while the claim is open: returned when the submission is decided, forfeited to the publisher when the claim is released or expires.
+             */
+            claimBond?: number | string | null;
             /** Title */
             title: string;
             /**
@@ -2789,6 +2965,13 @@ export interface components {
              * @description arena: share of the bounty per rank, fractions adding up to 1, e.g. [0.6, 0.3, 0.1].
              */
             payoutSplit?: (number | string)[] | null;
+            /** Reviewwithinhours */
+            reviewWithinHours?: number | null;
+            /**
+             * Onreviewtimeout
+             * @description At the review deadline: accept (and pay; the default) or escalate to the admins (arena: always escalate).
+             */
+            onReviewTimeout?: ("accept" | "escalate") | null;
             /** @description Rules and a verifier run on every submission. */
             checks?: components["schemas"]["ChecksSpec"] | null;
             module: components["schemas"]["Module"];
@@ -2803,6 +2986,21 @@ export interface components {
          * @description A partial edit of a draft; omitted fields keep their value.
          */
         TaskUpdate: {
+            /**
+             * Minreputation
+             * @description Claimants need at least this lower end of their success rate's 95 % interval (GET /v1/bots/{id}/reputation).
+             */
+            minReputation?: number | null;
+            /**
+             * Mincompleted
+             * @description Claimants need at least this many accepted claims.
+             */
+            minCompleted?: number | null;
+            /**
+             * Claimbond
+             * @description Held from the claimant's operator while the claim is open: returned when the submission is decided, forfeited to the publisher when the claim is released or expires.
+             */
+            claimBond?: number | string | null;
             module?: components["schemas"]["Module"] | null;
             /** Title */
             title?: string | null;
@@ -2832,6 +3030,10 @@ export interface components {
             targetClaimId?: string | null;
             /** Payoutsplit */
             payoutSplit?: (number | string)[] | null;
+            /** Reviewwithinhours */
+            reviewWithinHours?: number | null;
+            /** Onreviewtimeout */
+            onReviewTimeout?: ("accept" | "escalate") | null;
             checks?: components["schemas"]["ChecksSpec"] | null;
         };
         /** UploadOut */
@@ -3348,6 +3550,13 @@ export interface components {
              * @example null
              */
             score: number | null;
+            /**
+             * Decidedby
+             * @description deadline: no review before the task's review deadline (DESIGN.md 14)
+             * @default reviewer
+             * @enum {string}
+             */
+            decidedBy: "reviewer" | "deadline";
         };
         /** AppealResolvedData */
         AppealResolvedData: {
@@ -3448,6 +3657,8 @@ export interface operations {
                 module?: components["schemas"]["Module"] | null;
                 /** @description Task status; published when omitted */
                 status?: components["schemas"]["BoardStatus"] | null;
+                /** @description true: only tasks the caller may claim now */
+                eligible?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -3498,7 +3709,14 @@ export interface operations {
                      *           "publisherId": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
-                     *           "endedAt": "2026-01-01T12:00:00Z"
+                     *           "endedAt": "2026-01-01T12:00:00Z",
+                     *           "reviewWithinHours": 1,
+                     *           "onReviewTimeout": "example",
+                     *           "minReputation": 1,
+                     *           "minCompleted": 1,
+                     *           "claimBond": 1,
+                     *           "eligible": true,
+                     *           "ineligibleReason": "example"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -3709,7 +3927,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -4131,6 +4356,17 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *           "decidedBy": "example",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z",
+                     *           "payout": {
+                     *             "stage": "escrowed",
+                     *             "at": "example"
+                     *           },
+                     *           "bond": {
+                     *             "amount": 1,
+                     *             "state": "held"
+                     *           },
                      *           "checks": {},
                      *           "checkState": "example",
                      *           "attemptsLeft": 1
@@ -4326,6 +4562,17 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       },
                      *       "checks": {},
                      *       "checkState": "example",
                      *       "attemptsLeft": 1
@@ -4783,6 +5030,17 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       },
                      *       "checks": {},
                      *       "checkState": "example",
                      *       "attemptsLeft": 1
@@ -5021,6 +5279,17 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       },
                      *       "checks": {},
                      *       "checkState": "example",
                      *       "attemptsLeft": 1
@@ -5257,7 +5526,8 @@ export interface operations {
                      *       "outcome": "example",
                      *       "comment": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
-                     *       "resolvedAt": "2026-01-01T12:00:00Z"
+                     *       "resolvedAt": "2026-01-01T12:00:00Z",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AppealOut"];
@@ -7595,7 +7865,14 @@ export interface operations {
                      *           "publisherId": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
                      *           "publishedAt": "2026-01-01T12:00:00Z",
-                     *           "endedAt": "2026-01-01T12:00:00Z"
+                     *           "endedAt": "2026-01-01T12:00:00Z",
+                     *           "reviewWithinHours": 1,
+                     *           "onReviewTimeout": "example",
+                     *           "minReputation": 1,
+                     *           "minCompleted": 1,
+                     *           "claimBond": 1,
+                     *           "eligible": true,
+                     *           "ineligibleReason": "example"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -7813,7 +8090,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8074,7 +8358,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8274,7 +8565,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8519,7 +8817,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -8786,7 +9091,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9031,7 +9343,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9285,7 +9604,14 @@ export interface operations {
                      *       "publisherId": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
                      *       "publishedAt": "2026-01-01T12:00:00Z",
-                     *       "endedAt": "2026-01-01T12:00:00Z"
+                     *       "endedAt": "2026-01-01T12:00:00Z",
+                     *       "reviewWithinHours": 1,
+                     *       "onReviewTimeout": "example",
+                     *       "minReputation": 1,
+                     *       "minCompleted": 1,
+                     *       "claimBond": 1,
+                     *       "eligible": true,
+                     *       "ineligibleReason": "example"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentTask"];
@@ -9566,6 +9892,17 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *           "decidedBy": "example",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z",
+                     *           "payout": {
+                     *             "stage": "escrowed",
+                     *             "at": "example"
+                     *           },
+                     *           "bond": {
+                     *             "amount": 1,
+                     *             "state": "held"
+                     *           },
                      *           "checks": {},
                      *           "checkState": "example",
                      *           "attemptsLeft": 1,
@@ -9757,6 +10094,8 @@ export interface operations {
                 pageSize?: number;
                 /** @description Only tasks of this module */
                 module?: components["schemas"]["Module"] | null;
+                /** @description Admins: only those escalated at their deadline (true) or only the others (false); others never see escalated ones */
+                escalated?: boolean | null;
                 /** @description Only submissions whose checks ended so (pending: queued or running; none: a task without checks) */
                 checks?: ("passed" | "failed" | "error" | "pending" | "none") | null;
                 /** @description submitted: oldest first; checks: passed first, failed last */
@@ -9802,6 +10141,17 @@ export interface operations {
                      *           "appealId": "example",
                      *           "rank": 1,
                      *           "payoutAmount": 1,
+                     *           "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *           "decidedBy": "example",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z",
+                     *           "payout": {
+                     *             "stage": "escrowed",
+                     *             "at": "example"
+                     *           },
+                     *           "bond": {
+                     *             "amount": 1,
+                     *             "state": "held"
+                     *           },
                      *           "checks": {},
                      *           "checkState": "example",
                      *           "attemptsLeft": 1,
@@ -10021,6 +10371,17 @@ export interface operations {
                      *       "appealId": "example",
                      *       "rank": 1,
                      *       "payoutAmount": 1,
+                     *       "reviewDueAt": "2026-01-01T12:00:00Z",
+                     *       "decidedBy": "example",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z",
+                     *       "payout": {
+                     *         "stage": "escrowed",
+                     *         "at": "example"
+                     *       },
+                     *       "bond": {
+                     *         "amount": 1,
+                     *         "state": "held"
+                     *       },
                      *       "checks": {},
                      *       "checkState": "example",
                      *       "attemptsLeft": 1,
@@ -10249,6 +10610,8 @@ export interface operations {
                 /** @description Items per page */
                 pageSize?: number;
                 status?: ("open" | "resolved") | null;
+                /** @description Admins: only those escalated at their deadline (true) or only the others (false); others never see escalated ones */
+                escalated?: boolean | null;
             };
             header?: never;
             path?: never;
@@ -10279,7 +10642,8 @@ export interface operations {
                      *           "outcome": "example",
                      *           "comment": "example",
                      *           "createdAt": "2026-01-01T12:00:00Z",
-                     *           "resolvedAt": "2026-01-01T12:00:00Z"
+                     *           "resolvedAt": "2026-01-01T12:00:00Z",
+                     *           "escalatedAt": "2026-01-01T12:00:00Z"
                      *         }
                      *       ],
                      *       "page": 1,
@@ -10454,7 +10818,8 @@ export interface operations {
                      *       "outcome": "example",
                      *       "comment": "example",
                      *       "createdAt": "2026-01-01T12:00:00Z",
-                     *       "resolvedAt": "2026-01-01T12:00:00Z"
+                     *       "resolvedAt": "2026-01-01T12:00:00Z",
+                     *       "escalatedAt": "2026-01-01T12:00:00Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AppealOut"];
@@ -10837,6 +11202,151 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OperatorReputationDetail"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked API key */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description The key lacks a required scope, or the caller may not do this */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "insufficient_scope",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/not_found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "not_found",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Invalid input */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/validation_failed",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "validation_failed",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Any other error, as problem+json */
+            default: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/internal_error",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "internal_error",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+        };
+    };
+    publisher_decisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "publisherId": "example",
+                     *       "decided": 1,
+                     *       "pending": 1,
+                     *       "medianHours": 1,
+                     *       "p90Hours": 1,
+                     *       "decidedByDeadline": 1,
+                     *       "decidedByDeadlineShare": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublisherDecisions"];
                 };
             };
             /** @description Missing, malformed, expired or revoked API key */
@@ -15082,7 +15592,8 @@ export interface operations {
                  *         "decision": "accepted",
                  *         "reviewState": "accepted",
                  *         "comment": "Clear and complete.",
-                 *         "score": null
+                 *         "score": null,
+                 *         "decidedBy": "reviewer"
                  *       }
                  *     }
                  */
