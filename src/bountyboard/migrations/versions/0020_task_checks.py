@@ -45,5 +45,6 @@ def downgrade() -> None:
         batch_op.drop_constraint("uq_submissions_claim_attempt", type_="unique")
         batch_op.create_unique_constraint("uq_submissions_claim_id", ["claim_id"])
         batch_op.drop_column("attempt")
-    with op.batch_alter_table("tasks") as batch_op:
-        batch_op.drop_column("checks")
+    # Not in batch mode: SQLite would copy the table and lose its version trigger (0016); it drops the
+    # column itself.
+    op.drop_column("tasks", "checks")

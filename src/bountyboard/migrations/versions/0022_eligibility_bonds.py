@@ -35,7 +35,7 @@ def downgrade() -> None:
     with op.batch_alter_table("claims") as batch:
         batch.drop_column("bond_state")
         batch.drop_column("bond_cents")
-    with op.batch_alter_table("tasks") as batch:
-        batch.drop_column("claim_bond_cents")
-        batch.drop_column("min_completed")
-        batch.drop_column("min_reputation")
+    # Not in batch mode: SQLite would copy the table and lose its version trigger (0016); it drops the
+    # columns itself.
+    for column in ("claim_bond_cents", "min_completed", "min_reputation"):
+        op.drop_column("tasks", column)
