@@ -151,16 +151,16 @@ def _error(started: float, message: str) -> SandboxResult:
     return SandboxResult(Outcome.ERROR, None, b"", int((time.monotonic() - started) * 1000), message)
 
 
+SANDBOX_NICENESS = 10
 
 
 def _become(uid: int) -> None:
-    """In the child before it executes: a process group of its own (killed as one), the idle CPU class
-    (a check runs on the time the service leaves: a request that wakes preempts it at once, so the task
-    list keeps its latency while checks run; docs/checks.md), and the run's uid with no supplementary
+    """In the child before it executes: a process group of its own (killed as one), a lower CPU
+    priority (the service keeps answering while checks run), and the run's uid with no supplementary
     group. A ``preexec_fn`` rather than ``process_group``/``user``: uvloop, the server's event loop,
     takes neither."""
     os.setpgid(0, 0)
-    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    os.nice(SANDBOX_NICENESS)
     if uid != os.getuid():
         os.setgroups([])
         os.setgid(uid)
