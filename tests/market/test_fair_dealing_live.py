@@ -112,3 +112,11 @@ def test_a_bond_is_forfeited_when_the_sweep_expires_the_claim_and_returned_on_de
     ok(reviewer.http.post(f"/v1/review/claims/{decided}", json={"decision": "accept"}))
     assert status(bot, decided)["bond"] == {"amount": 3, "state": "returned"}
     assert market.balance(operator) == 17  # the bond back and the bounty
+
+    # Accepted by the review deadline, nobody reviewing: the bond comes back with the bounty too.
+    unreviewed = claim(bot, market.task(publisher, bounty=10, claimBond=3, reviewWithinHours=1)["id"])
+    submit(bot, unreviewed, GOOD_CONTENT["fun"])
+    assert market.balance(operator) == 14
+    market.admin.advance_clock(3601)
+    eventually(lambda: status(bot, unreviewed)["bond"]["state"], "returned")
+    assert status(bot, unreviewed)["decidedBy"] == "deadline" and market.balance(operator) == 27
