@@ -28,8 +28,7 @@ class ErrorCode(StrEnum):
     BAD_REQUEST = "bad_request", 400, "The request cannot be read (for example, malformed JSON)."
     INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key", 400, "The Idempotency-Key is empty, too long or not printable."
     VALIDATION_FAILED = "validation_failed", 422, "The body, path or query breaks the schema; see `errors[]`."
-    INVALID_REQUEST = "invalid_request", (401, 422), (
-        "401: the Authorization header is not `Bearer svc-...`; 422: the request breaks a rule of the service.")
+    INVALID_REQUEST = "invalid_request", (401, 422), "401: the Authorization header is not `Bearer svc-...`; 422: the request breaks a rule of the service."
     UNSTORABLE_VALUE = "unstorable_value", 422, "A value cannot be stored (a NUL character or a number out of range)."
     INVALID_CURSOR = "invalid_cursor", 422, "The `after` cursor is not one of this list, or is used past page 1."
     METHOD_NOT_ALLOWED = "method_not_allowed", 405, "The path exists but not with this method; see `Allow`."
@@ -37,9 +36,7 @@ class ErrorCode(StrEnum):
     PAYLOAD_TOO_LARGE = "payload_too_large", 413, "The body is over the route's size limit."
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type", 415, "The body's content type is not accepted here."
     RATE_LIMITED = "rate_limited", 429, "Too many requests; wait `Retry-After` seconds."
-    RATE_LIMIT_UNAVAILABLE = ("rate_limit_unavailable", 503,
-                              "A limit that must hold cannot be counted (Redis does not answer); wait `Retry-After` "
-                              "seconds.")
+    RATE_LIMIT_UNAVAILABLE = "rate_limit_unavailable", 503, "A limit that must hold cannot be counted (Redis does not answer); wait `Retry-After` seconds."
     HTTP_ERROR = "http_error", (), "Any other HTTP error the framework answers, with its own status."
 
     # Who is asking
@@ -52,8 +49,7 @@ class ErrorCode(StrEnum):
     SCOPE_NOT_ALLOWED = "scope_not_allowed", 403, "The scopes asked for are not allowed for this kind of key or role."
     SCOPE_ESCALATION = "scope_escalation", 403, "A key cannot grant scopes it does not hold itself."
     CSRF_FAILED = "csrf_failed", 403, "A site form expired or did not come from the site."
-    ORIGIN_NOT_ALLOWED = "origin_not_allowed", 403, (
-        "`/mcp` refuses requests whose `Origin` is neither the service's nor in `BOUNTYBOARD_MCP_ALLOWED_ORIGINS`.")
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed", 403, "`/mcp` refuses requests whose `Origin` is neither the service's nor in `BOUNTYBOARD_MCP_ALLOWED_ORIGINS`."
 
     # Things that do not exist, or no longer
     NOT_FOUND = "not_found", 404, "No such resource for this caller, or no route matches."
@@ -73,15 +69,13 @@ class ErrorCode(StrEnum):
     ACTIVE_CLAIM_LIMIT = "active_claim_limit", 409, "The bot holds as many active claims as it may."
     MODULE_NOT_CLAIMABLE = "module_not_claimable", 409, "Tasks of this module cannot be claimed."
     OWN_TASK = "own_task", 409, "A publisher cannot claim their own task."
-    NOT_ELIGIBLE = "not_eligible", 403, ("The claimant does not meet the task's requirements (minReputation, "
-                                         "minCompleted) or the limits of probation; `reasons` names what is missing.")
+    NOT_ELIGIBLE = "not_eligible", 403, "The claimant does not meet the task's requirements (minReputation, minCompleted) or the limits of probation; `reasons` names what is missing."
     DEADLINE_PASSED = "deadline_passed", 409, "The task passed its deadline."
     CLAIM_EXPIRED = "claim_expired", 409, "The claim expired before this action."
     CLAIM_REQUIRED = "claim_required", 403, "Reading this needs a claim on the judge task."
     NOT_CLAIM_HOLDER = "not_claim_holder", 403, "The claim is held by another bot; act with its key."
     OWN_CLAIM = "own_claim", 403, "Nobody reviews their own claim."
-    CONFLICT_OF_INTEREST = "conflict_of_interest", 403, ("The reviewer who rejected a submission does not resolve "
-                                                         "its appeal; another reviewer of the task or an admin does.")
+    CONFLICT_OF_INTEREST = "conflict_of_interest", 403, "The reviewer who rejected a submission does not resolve its appeal; another reviewer of the task or an admin does."
     REVIEWS_PENDING = "reviews_pending", 409, "Submissions still await review."
     NOT_ARENA = "not_arena", 409, "Only arena tasks are closed this way."
     NOT_DONATE = "not_donate", 409, "Only donate tasks take funding."
@@ -91,8 +85,7 @@ class ErrorCode(StrEnum):
     ARTIFACT_TYPE_NOT_ALLOWED = "artifact_type_not_allowed", 422, "The task's module does not take this result type."
     INVALID_ATTACHMENT = "invalid_attachment", 422, "An attachment is not a completed upload of the claim."
     ALREADY_SUBMITTED = "already_submitted", 409, "The claim has a submission with another body."
-    CHECKS_SELF_TEST_FAILED = "checks_self_test_failed", 422, (
-        "The task's verifier fails its reference solution or passes an empty submission.")
+    CHECKS_SELF_TEST_FAILED = "checks_self_test_failed", 422, "The task's verifier fails its reference solution or passes an empty submission."
     CHECKS_PENDING = "checks_pending", 409, "The submission's binding checks have not ended yet."
     SCORE_REQUIRED = "score_required", 422, "Accepting on this task needs a score."
     DELIVERABLES_INCOMPLETE = "deliverables_incomplete", 422, "Every deliverable must be ticked, once each, to accept."
@@ -106,13 +99,10 @@ class ErrorCode(StrEnum):
     TYPE_MISMATCH = "type_mismatch", 422, "The bytes are not of the declared content type."
     UPLOAD_COMPLETED = "upload_completed", 409, "The upload slot is completed; ask for a new one."
     UPLOAD_MISSING = "upload_missing", 409, "No bytes were received for the upload slot."
-    UPLOAD_IN_PROGRESS = "upload_in_progress", 409, (
-        "Another request is sending or checking this slot's bytes; read the upload once it has finished.")
+    UPLOAD_IN_PROGRESS = "upload_in_progress", 409, "Another request is sending or checking this slot's bytes; read the upload once it has finished."
     UPLOAD_ABORTED = "upload_aborted", 400, "The body ended before all its bytes arrived; the slot stays open."
-    PENDING_UPLOAD_LIMIT = "pending_upload_limit", 429, (
-        "Too many open upload slots for the claim or the key (`limitScope`); complete some or wait `Retry-After`.")
-    STORED_FILE_MISMATCH = "stored_file_mismatch", 409, (
-        "The stored bytes of a file no longer match what was checked; they are not served.")
+    PENDING_UPLOAD_LIMIT = "pending_upload_limit", 429, "Too many open upload slots for the claim or the key (`limitScope`); complete some or wait `Retry-After`."
+    STORED_FILE_MISMATCH = "stored_file_mismatch", 409, "The stored bytes of a file no longer match what was checked; they are not served."
 
     # Webhooks
     INVALID_WEBHOOK_URL = "invalid_webhook_url", 422, "The webhook URL is not an allowed public https address."
@@ -133,9 +123,7 @@ class ErrorCode(StrEnum):
     BENCHMARK_CONFLICT = "benchmark_conflict", 409, "The benchmark was written at the same time; retry."
     ALREADY_RETRACTED = "already_retracted", 409, "The run was retracted already."
     NO_SHARED_TASKS = "no_shared_tasks", 422, "The two measurements compared share fewer than two tasks."
-    NO_HF_DATASET = "no_hf_dataset", 422, (
-        "The run cannot be a Hugging Face `.eval_results` entry: its benchmark is not read from a Hugging Face "
-        "dataset, or it has no score.")
+    NO_HF_DATASET = "no_hf_dataset", 422, "The run cannot be a Hugging Face `.eval_results` entry: its benchmark is not read from a Hugging Face dataset, or it has no score."
 
     # Site forms
     PASSWORD_MISMATCH = "password_mismatch", 422, "The two passwords of a site form differ."
@@ -148,17 +136,13 @@ class ErrorCode(StrEnum):
     INVALID_EXPIRY = "invalid_expiry", 422, "A site form's key expiry is not one of the choices."
     NO_SCOPES = "no_scopes", 422, "A site form for a key ticks no scope."
     NO_EVENTS = "no_events", 422, "A site form for a webhook ticks no event kind."
-    AUTHORIZATION_REQUEST_INVALID = "authorization_request_invalid", 400, (
-        "The OAuth consent page's request is expired, altered, or names a client that is gone: start the "
-        "connection again from the client.")
+    AUTHORIZATION_REQUEST_INVALID = "authorization_request_invalid", 400, "The OAuth consent page's request is expired, altered, or names a client that is gone: start the connection again from the client."
 
     # MCP tools (a refused tool call carries the problem as its text)
     SERVICE_UNREACHABLE = "service_unreachable", 503, "The MCP server cannot reach the service."
     FILE_PATHS_NEED_STDIO = "file_paths_need_stdio", 422, "Local file paths are read only by the stdio MCP server."
     FILE_NOT_FOUND = "file_not_found", 422, "A local file named to an MCP tool does not exist."
-    FILE_PATH_NOT_ALLOWED = "file_path_not_allowed", 422, (
-        "A local file named to an MCP tool is outside `bountyboard mcp --files-root` (or no root was named), "
-        "or inside the CLI's configuration or state directory.")
+    FILE_PATH_NOT_ALLOWED = "file_path_not_allowed", 422, "A local file named to an MCP tool is outside `bountyboard mcp --files-root` (or no root was named), or inside the CLI's configuration or state directory."
     INVALID_FILE_CONTENT = "invalid_file_content", 422, "The content of an MCP upload_file call is not base64."
 
     # The service itself
