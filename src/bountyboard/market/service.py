@@ -26,15 +26,7 @@ from bountyboard.ids import new_id
 from bountyboard.ledger.service import from_cents, to_cents
 from bountyboard.market import checking, locks, permissions, transitions
 from bountyboard.market.deadlines import default_timeout, review_rule_errors
-from bountyboard.market.models import (
-    Appeal,
-    Claim,
-    ClaimStatus,
-    ReviewState,
-    Submission,
-    Task,
-    TaskStatus,
-)
+from bountyboard.market.models import Appeal, Claim, ClaimStatus, ReviewState, Submission, Task, TaskStatus
 from bountyboard.market.modules import Module, task_rule_errors
 from bountyboard.market.schemas import (
     AgentClaimStatus,
