@@ -20,7 +20,8 @@ worker; JSON Schemas are checked against their metaschema and resolve no remote 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 import jsonschema
@@ -38,6 +39,15 @@ class _Rule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+@contextmanager
+def _not_a_valid(what: str, error: type[Exception], detail: Callable[[Any], str] = str) -> Iterator[None]:
+    """The library's ``error`` about a rule's value, as the ``ValueError`` pydantic reports for the rule."""
+    try:
+        yield
+    except error as exc:
+        raise ValueError(f"not a valid {what}: {detail(exc)}") from exc
+
+
 class TextRule(_Rule):
     kind: Literal["contains", "notContains"]
     value: str = Field(min_length=1, max_length=10_000)
@@ -52,10 +62,8 @@ class RegexRule(_Rule):
     @field_validator("value")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
+        with _not_a_valid("regular expression", regex.error):
             regex.compile(value)
-        except regex.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from exc
         return value
 
 
@@ -72,10 +80,8 @@ class JsonSchemaRule(_Rule):
     @classmethod
     def _valid_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
         validator = jsonschema.validators.validator_for(value, default=jsonschema.Draft202012Validator)
-        try:
+        with _not_a_valid("JSON Schema", jsonschema.SchemaError, lambda exc: exc.message):
             validator.check_schema(value)
-        except jsonschema.SchemaError as exc:
-            raise ValueError(f"not a valid JSON Schema: {exc.message}") from exc
         return value
 
 
