@@ -15,7 +15,6 @@ Target (issue 26): the p99 with 8 checks running within 2x of idle. Figures go t
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import tempfile
 import time
@@ -27,6 +26,7 @@ import httpx
 from tests.support.api import ALL_SCOPES, OPERATOR_SCOPES, ROLE_EXTRA
 from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
+from perf import wrk
 from perf.floor import chosen_backends
 
 TARGET_RATIO = 2.0
@@ -47,22 +47,10 @@ def _ok(response: httpx.Response) -> Any:
     return response.json()
 
 
-async def _p99(base_url: str, key: str, pollers: int, seconds: float) -> tuple[float, int]:
-    """p99 in ms of the task list polled by ``pollers`` clients for ``seconds``, and the request count."""
-    latencies: list[float] = []
-    stop_at = time.perf_counter() + seconds
-
-    async def poll() -> None:
-        async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
-                                     timeout=30) as http:
-            while time.perf_counter() < stop_at:
-                started = time.perf_counter()
-                _ok(await http.get("/v1/agent/tasks"))
-                latencies.append(time.perf_counter() - started)
-
-    await asyncio.gather(*(poll() for _ in range(pollers)))
-    ordered = sorted(latencies)
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, len(ordered)
+def _p99(base_url: str, key: str, pollers: int, seconds: float) -> wrk.WrkRun:
+    """The task list polled by ``pollers`` wrk connections for ``seconds``."""
+    return wrk.run(f"{base_url}/v1/agent/tasks", seconds, pollers, threads=pollers,
+                   headers={"Authorization": f"Bearer {key}"})
 
 
 def _account(admin: httpx.Client, role: str) -> tuple[str, str]:
@@ -99,7 +87,7 @@ def measure(backend: str, args: argparse.Namespace) -> str:
         _ok(publisher.post(f"/v1/tasks/{arena['id']}/publish"))  # the self-test: twice the burn
 
         _, reader_key = _account(admin, "operator")
-        idle, idle_count = asyncio.run(_p99(server.base_url, reader_key, args.pollers, args.seconds))
+        idle = _p99(server.base_url, reader_key, args.pollers, args.seconds)
 
         holders = [httpx.Client(base_url=server.base_url, timeout=60,
                                 headers={"Authorization": f"Bearer {_account(admin, 'operator')[1]}"})
@@ -112,12 +100,16 @@ def measure(backend: str, args: argparse.Namespace) -> str:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"only {running} of {CHECKS_AT_ONCE} checks running")
             time.sleep(0.2)
-        busy, busy_count = asyncio.run(_p99(server.base_url, reader_key, args.pollers, args.seconds))
+        busy = _p99(server.base_url, reader_key, args.pollers, args.seconds)
         still = _running(holders, claims)
-        ratio = busy / idle
+        ratio = busy.p99_ms / idle.p99_ms
         verdict = "met" if ratio <= TARGET_RATIO else "not met"
-        return (f"| {backend} | {idle:.1f} ms ({idle_count} requests) | {busy:.1f} ms ({busy_count} requests; "
-                f"{still} of {CHECKS_AT_ONCE} checks still running at the end) | {ratio:.2f} ({verdict}) |")
+        return (f"| {backend} | {_figure(idle)} | {_figure(busy)}; {still} of {CHECKS_AT_ONCE} checks still running "
+                f"at the end | {ratio:.2f} ({verdict}) |")
+
+
+def _figure(run: wrk.WrkRun) -> str:
+    return f"{run.p99_ms:.1f} ms ({run.requests_per_second:.0f}/s, wrk {run.cpu_share:.0%} CPU)"
 
 
 def main() -> None:
@@ -128,7 +120,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100, help="published tasks in the list")
     parser.add_argument("--burn", type=float, default=25.0, help="seconds each verifier keeps a CPU busy")
     args = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.pollers} pollers, "
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {args.pollers} wrk connections, "
           f"{args.seconds:.0f} s each; {args.tasks} tasks; {CHECKS_AT_ONCE} checks burning {args.burn:.0f} s")
     print("| backend | list p99 idle | list p99, 8 checks running | ratio (target 2) |")
     print("|---|---|---|---|")

@@ -18,7 +18,11 @@ Beside each wrk figure, wrk's share of the machine's CPU while it ran (the clien
 while that share is well below the server's), and the server process's share.
 
     .venv/bin/python -m perf.cycle [--backend sqlite|postgresql|both] [--seconds 10] [--bots 16]
-        [--arenas 300] [--tasks 260]
+        [--arenas 300] [--tasks 260] [--profile DIR]
+
+``--profile DIR`` records the server with py-spy (in the venv: ``pip install py-spy``) while the list and
+the cycle run alone, as collapsed stacks ``DIR/{backend}-list.txt`` and ``DIR/{backend}-cycle.txt``;
+``python -m perf.profile_summary FILE`` sums them by function, to find where a request's time goes.
 """
 
 from __future__ import annotations
@@ -27,9 +31,13 @@ import argparse
 import asyncio
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +85,25 @@ def _cycles(run: wrk.WrkRun) -> int:
     return sum(int(bot["cycles"]) for bot in bots)
 
 
+@contextmanager
+def _profiled(pid: int, profile: Path | None, name: str) -> Iterator[None]:
+    """py-spy recording ``pid`` for the block's length (nothing without ``profile``), as collapsed stacks
+    (``DIR/NAME.txt``, one line a stack and its sample count: the input of any flame graph tool)."""
+    if profile is None:
+        yield
+        return
+    profile.mkdir(parents=True, exist_ok=True)
+    py_spy = Path(sys.executable).with_name("py-spy")
+    recorder = subprocess.Popen([str(py_spy), "record", "--pid", str(pid), "--rate", "200", "--nonblocking",
+                                 "--format", "raw", "--output", str(profile / f"{name}.txt")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        recorder.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+        recorder.wait(timeout=60)
+
+
 def _plan(directory: Path, keys: list[str], arenas: list[str]) -> Path:
     plan = directory / f"plan-{arenas[0]}.txt"
     plan.write_text("".join(f"{key} {' '.join(arenas)}\n" for key in keys))
@@ -96,7 +123,8 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
                 return await _seed(http, admin_key, 2 * args.bots, args.tasks, 2 * args.arenas)
 
         keys, arenas = asyncio.run(seed())
-        server_cpu = CpuTime(server.process.pid if server.process else os.getpid())
+        server_pid = server.process.pid if server.process else os.getpid()
+        server_cpu = CpuTime(server_pid)
         n, seconds = args.bots, args.seconds
         healthz = wrk.run(f"{floor.base_url}/healthz", seconds, n, threads=n)
         rows.append(Row("floor GET /healthz", healthz.requests_per_second, healthz.p99_ms, None,
@@ -107,13 +135,15 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         reader = {"Authorization": f"Bearer {keys[0]}"}
         list_url = f"{server.base_url}/v1/agent/tasks?status=published"
         before = server_cpu.seconds()
-        listed = wrk.run(list_url, seconds, n, threads=n, headers=reader)
+        with _profiled(server_pid, args.profile, f"{backend}-list"):
+            listed = wrk.run(list_url, seconds, n, threads=n, headers=reader)
         rows.append(Row("GET /v1/agent/tasks", listed.requests_per_second, listed.p99_ms, "floor GET /healthz",
                         _share(listed.cpu_seconds, listed.seconds), _share(server_cpu.seconds() - before,
                                                                            listed.seconds)))
         before = server_cpu.seconds()
-        cycle = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
-                        env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[:n], arenas[:args.arenas]))})
+        with _profiled(server_pid, args.profile, f"{backend}-cycle"):
+            cycle = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
+                            env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[:n], arenas[:args.arenas]))})
         rows.append(Row("claim + submit (cycles)", _cycles(cycle) / cycle.seconds, cycle.p99_ms, "floor POST /echo",
                         _share(cycle.cpu_seconds, cycle.seconds), _share(server_cpu.seconds() - before, cycle.seconds)))
         beside: list[wrk.WrkRun] = []
@@ -151,6 +181,7 @@ def main() -> None:
     parser.add_argument("--replay-arenas", type=int, default=600, help="arenas per bot in the database's replay")
     parser.add_argument("--list-connections", type=int, default=4, help="list pollers beside the cycle")
     parser.add_argument("--tasks", type=int, default=260, help="published tasks in the list")
+    parser.add_argument("--profile", type=Path, help="record the server with py-spy into this folder")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (make perf installs it: apt-get install -y wrk)")

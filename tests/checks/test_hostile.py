@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bountyboard.checks.sandbox import SANDBOX_UID_BASE, SANDBOX_UID_SPAN, Sandbox, processes_of
+from bountyboard.checks.sandbox import SANDBOX_NICENESS, SANDBOX_UID_BASE, SANDBOX_UID_SPAN, Sandbox, processes_of
 from bountyboard.checks.verifier import VerifierSpec, run_verifier
 from tests.checks.support import run_artifact
 from tests.support.server import LiveServer
@@ -227,3 +227,17 @@ def test_the_service_keeps_answering_healthz_meanwhile(sandbox: Sandbox, server:
     assert {status for status, _ in answers} == {200}
     assert max(seconds for _, seconds in answers) < 5
     assert processes_of(0) != []  # the test really looked at /proc
+
+
+async def test_a_busy_artifact_weighs_less_than_the_service(sandbox: Sandbox) -> None:
+    """The scheduler shares the CPU between sessions (autogroups) before niceness counts: the sandbox's
+    session carries the sandbox's niceness, or eight busy checks would each weigh as much as the whole
+    service (perf/checks_load.py: the list's p99 rose 22-fold with the session at niceness 0). The
+    session has no controlling terminal either (field 7 of /proc/self/stat is 0)."""
+    result = await run_artifact(sandbox, """
+        echo "autogroup: $(cat /proc/self/autogroup)"
+        echo "tty: $(cut -d ' ' -f 7 /proc/self/stat)"
+    """)
+    lines = dict(line.split(": ", 1) for line in result.output_excerpt.splitlines() if ": " in line)
+    assert lines["autogroup"].endswith(f"nice {SANDBOX_NICENESS}"), result.output_excerpt
+    assert lines["tty"] == "0"

@@ -152,14 +152,21 @@ def _error(started: float, message: str) -> SandboxResult:
 
 
 SANDBOX_NICENESS = 10
+# Linux's scheduler shares the CPU between sessions before it looks at niceness (autogroups): a
+# sandbox in a session of its own weighs as much as the whole service, whatever its niceness. The
+# session's own niceness is written here; a kernel without autogroups has no such file.
+_AUTOGROUP = Path("/proc/self/autogroup")
 
 
 def _become(uid: int) -> None:
-    """In the child before it executes: a process group of its own (killed as one), a lower CPU
-    priority (the service keeps answering while checks run), and the run's uid with no supplementary
-    group. A ``preexec_fn`` rather than ``process_group``/``user``: uvloop, the server's event loop,
-    takes neither."""
-    os.setpgid(0, 0)
+    """In the child before it executes: a session of its own, which is also a process group (killed
+    as one) with no controlling terminal (nothing typed into the server's terminal: what bubblewrap's
+    ``--new-session`` is for); a lower CPU priority for that session and this process (the service
+    keeps answering while checks run); the run's uid with no supplementary group. A ``preexec_fn``
+    rather than ``process_group``/``user``: uvloop, the server's event loop, takes neither."""
+    os.setsid()
+    with contextlib.suppress(OSError):
+        _AUTOGROUP.write_text(str(SANDBOX_NICENESS))
     os.nice(SANDBOX_NICENESS)
     if uid != os.getuid():
         os.setgroups([])
@@ -189,7 +196,7 @@ def _prlimit_argv(limits: Limits) -> list[str]:
 
 def _bwrap_argv(bwrap: str, mounts: Sequence[Mount], cwd: str, env: Mapping[str, str], limits: Limits,
                 keep_fd: int) -> list[str]:
-    argv = [bwrap, "--unshare-user", "--unshare-all", "--disable-userns", "--die-with-parent", "--new-session",
+    argv = [bwrap, "--unshare-user", "--unshare-all", "--disable-userns", "--die-with-parent",
             "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
     for name in ROOT_LINKS:
         host = Path("/") / name
