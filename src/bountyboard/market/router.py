@@ -125,7 +125,7 @@ def _claim_action(action: str, summary: str, answer: type[Any]) -> Any:
 
 @_claim_action("submit", "Record the final artifact (once)", SubmissionReceipt)
 async def submit(id: str, body: SubmissionBody, actor: Submitter, session: WriteSession) -> SubmissionReceipt:
-    return await views.receipt(session, await submissions.submit(session, actor, id, body))
+    return await views.receipt(session, *await submissions.submit(session, actor, id, body))
 
 
 @_claim_action("heartbeat", "Extend an active claim's TTL", AgentClaimStatus)

@@ -68,13 +68,15 @@ def check_submission(task: Task, body: SubmissionBody) -> None:
         raise invalid(f"The submission breaks the rules of this {task.module} task: {summary}", errors, code=code)
 
 
-async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: SubmissionBody) -> Submission:
-    """active -> submitted. Recorded once: the same body again returns the first submission."""
+async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: SubmissionBody
+                 ) -> tuple[Task, Submission]:
+    """active -> submitted. Recorded once: the same body again returns the first submission. With the
+    task, which the receipt reads (the session keeps only what is still referenced)."""
     fingerprint = _fingerprint(body)
     task, claim = await held_claim(session, actor, claim_id)
     existing, attempt = await _same_submission(session, claim, fingerprint)
     if existing is not None:
-        return existing
+        return task, existing
     await check_claim_now(session, task, claim, ClaimMove.SUBMIT)
     check_submission(task, body)
     current = now()
@@ -102,6 +104,6 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
         existing, _ = await _same_submission(session, claim, fingerprint)
         if existing is None:
             raise
-        return existing
+        return task, existing
     await checking.queue_checks(session, task, submission)
-    return submission
+    return task, submission

@@ -103,13 +103,12 @@ def claim_created(claim: Claim) -> ClaimCreated:
                         nextAction=claim_next_action(claim), expiresAt=rfc3339(claim.expires_at))
 
 
-async def receipt(session: AsyncSession, submission: Submission) -> SubmissionReceipt:
+async def receipt(session: AsyncSession, task: Task, submission: Submission) -> SubmissionReceipt:
     """The receipt as recorded (a retry of the same submission gets it again), with its checks as they
     stand: ``queued`` at first."""
-    task = await session.get(Task, submission.task_id)
     # A task without checks queues no run: nothing to look up on the submit's path.
     checks = checking.checks_out(task, (await checking.runs_of(session, [submission.id])).get(submission.id)) \
-        if task is not None and task.checks else None
+        if task.checks else None
     waiting = checks is not None and checks["status"] in ("queued", "running")
     return SubmissionReceipt(
         submissionId=submission.id, claimId=submission.claim_id, status=ClaimStatus.SUBMITTED,

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.models import Bot, User
-from bountyboard.clock import now, rfc3339
+from bountyboard.clock import as_utc, now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.errors import not_found
 from bountyboard.market.eligibility import Standing
@@ -25,17 +25,20 @@ _DECIDABLE = (ClaimStatus.ACCEPTED, ClaimStatus.REJECTED, ClaimStatus.RELEASED, 
               ClaimStatus.ACTIVE)
 
 
+def _facts(owner: ColumnElement[bool]) -> Select[*tuple[Any, ...]]:
+    """The owner's claims that may count (one ``ClaimFacts`` row each, after their bot and operator)."""
+    return (select(Claim.bot_id, Claim.operator_id, Task.module, Claim.status, Claim.review_state, Claim.holds_slot,
+                   Claim.reviewed_at, Claim.appeal_deadline, Claim.expires_at, Claim.ended_at, Appeal.resolved_at)
+            .join(Task, Task.id == Claim.task_id)
+            .outerjoin(Appeal, Appeal.claim_id == Claim.id)
+            .where(owner, Claim.status.in_(_DECIDABLE)))
+
+
 async def _outcomes(session: AsyncSession, owner: ColumnElement[bool],
                     current: datetime) -> list[tuple[str | None, str, Outcome]]:
     """The outcomes of the owner's claims that count: (bot, operator, outcome) each."""
-    rows = await session.execute(
-        select(Claim.bot_id, Claim.operator_id, Task.module, Claim.status, Claim.review_state, Claim.holds_slot,
-               Claim.reviewed_at, Claim.appeal_deadline, Claim.expires_at, Claim.ended_at, Appeal.resolved_at)
-        .join(Task, Task.id == Claim.task_id)
-        .outerjoin(Appeal, Appeal.claim_id == Claim.id)
-        .where(owner, Claim.status.in_(_DECIDABLE),
-               or_(Claim.status != ClaimStatus.ACTIVE, and_(Claim.expires_at.is_not(None),
-                                                             Claim.expires_at <= current))))
+    rows = await session.execute(_facts(owner).where(
+        or_(Claim.status != ClaimStatus.ACTIVE, and_(Claim.expires_at.is_not(None), Claim.expires_at <= current))))
     found = []
     for row in rows:
         outcome = outcome_of(ClaimFacts(*row[2:]), current)
@@ -97,14 +100,23 @@ STANDING_REFRESH = timedelta(seconds=60)
 
 
 async def standing(session: AsyncSession, holder: ColumnElement[bool], current: datetime) -> Standing:
-    """What eligibility reads of the claimant whose claims ``holder`` selects (market.eligibility)."""
-    outcomes = [outcome for _, _, outcome in await _outcomes(session, holder, current)]
+    """What eligibility reads of the claimant whose claims ``holder`` selects (market.eligibility), in one
+    read under the claimant's lock: its outcomes, its active claims, and when time alone changes them
+    (an active claim lapsing, a rejection's appeal window closing)."""
+    outcomes: list[Outcome] = []
+    active = 0
+    changes = [current + STANDING_REFRESH]
+    for row in await session.execute(_facts(holder)):
+        facts = ClaimFacts(*row[2:])
+        if (outcome := outcome_of(facts, current)) is not None:
+            outcomes.append(outcome)
+        expires, window = (None if t is None else as_utc(t) for t in (facts.expires_at, facts.appeal_deadline))
+        if facts.status == ClaimStatus.ACTIVE and expires is not None and expires > current:
+            active += 1
+            changes.append(expires)
+        if (facts.status == ClaimStatus.REJECTED and facts.review_state == ReviewState.REJECTED
+                and window is not None and window > current):
+            changes.append(window)
     record = score(outcomes, current, half_life_days())
-    active = and_(Claim.status == ClaimStatus.ACTIVE, Claim.expires_at > current)
-    window = and_(Claim.status == ClaimStatus.REJECTED, Claim.review_state == ReviewState.REJECTED,
-                  Claim.appeal_deadline > current)
-    count, lapse, close = (await session.execute(select(
-        func.count(case((active, 1))), func.min(case((active, Claim.expires_at))),
-        func.min(case((window, Claim.appeal_deadline)))).where(holder))).one()
     return Standing(low=record.low, completed=sum(o.success for o in outcomes), decided=len(outcomes),
-                    active=int(count), until=min(t for t in (lapse, close, current + STANDING_REFRESH) if t))
+                    active=active, until=min(changes))
