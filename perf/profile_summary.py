@@ -1,29 +1,40 @@
-"""Sums py-spy's collapsed stacks (``--format raw``) by function: the share of samples a function is on
-the stack (inclusive) and at its top (self), the largest first.
+"""Sums py-spy's collapsed stacks (``--format raw``, as ``perf.cycle --profile`` writes them).
+
+By function: the share of samples a function is on the stack (inclusive) and at its top (self), the
+largest first. With ``--packages``: the self share of each library (``sqlalchemy/orm``, ``asyncpg``,
+...) and of each of this service's modules, which shows where a request's CPU goes even where the
+stacks are cut (SQLAlchemy's asyncio runs statements in greenlets, whose frames py-spy records
+without their callers).
 
     .venv/bin/python -m perf.profile_summary /tmp/prof/sqlite-cycle.txt [--top 40] [--match bountyboard]
+    .venv/bin/python -m perf.profile_summary /tmp/prof/sqlite-cycle.txt --packages
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
+_FILE = re.compile(r"\(([^:()]+):\d+\)$")
+# Libraries shown by subpackage (the ORM apart from the engine); others by their top-level name.
+_SPLIT = {"sqlalchemy", "starlette", "fastapi", "pydantic", "uvicorn"}
 
-def summarise(path: Path) -> tuple[int, Counter[str], Counter[str]]:
-    total = 0
-    inclusive: Counter[str] = Counter()
-    own: Counter[str] = Counter()
+
+def _stacks(path: Path) -> Iterator[tuple[list[str], int]]:
     for line in path.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
-        samples = int(count)
-        frames = stack.split(";")
-        total += samples
-        for frame in set(frames):
-            inclusive[frame] += samples
-        own[frames[-1]] += samples
-    return total, inclusive, own
+        yield stack.split(";"), int(count)
+
+
+def _package(frame: str) -> str:
+    match = _FILE.search(frame)
+    parts = (match.group(1) if match else frame).split("/")
+    if parts[0] == "bountyboard":
+        return "/".join(parts[:3])
+    return "/".join(parts[:2]) if parts[0] in _SPLIT else parts[0]
 
 
 def main() -> None:
@@ -31,10 +42,22 @@ def main() -> None:
     parser.add_argument("path", type=Path)
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--match", default="", help="only frames whose text contains this")
+    parser.add_argument("--packages", action="store_true", help="self samples summed by library and module")
     args = parser.parse_args()
-    total, inclusive, own = summarise(args.path)
+    total = 0
+    inclusive: Counter[str] = Counter()
+    own: Counter[str] = Counter()
+    for frames, samples in _stacks(args.path):
+        total += samples
+        if args.packages:
+            own[_package(frames[-1])] += samples
+            continue
+        for frame in set(frames):
+            inclusive[frame] += samples
+        own[frames[-1]] += samples
     print(f"{total} samples")
-    for title, counter in (("inclusive", inclusive), ("self", own)):
+    tables = (("self, by library and module", own),) if args.packages else (("inclusive", inclusive), ("self", own))
+    for title, counter in tables:
         print(f"\n{title}:")
         chosen = [(frame, n) for frame, n in counter.most_common() if args.match in frame][: args.top]
         for frame, n in chosen:
