@@ -232,7 +232,7 @@ def test_the_service_keeps_answering_healthz_meanwhile(sandbox: Sandbox, server:
 async def test_a_busy_artifact_weighs_less_than_the_service(sandbox: Sandbox) -> None:
     """The scheduler shares the CPU between sessions (autogroups) before niceness counts: the sandbox's
     session carries the sandbox's niceness, or eight busy checks would each weigh as much as the whole
-    service (perf/checks_load.py: the list's p99 rose 22-fold with the session at niceness 0). The
+    service (perf/checks_load.py: the list's p99 rose 15- to 36-fold with the session at niceness 0). The
     session has no controlling terminal either (field 7 of /proc/self/stat is 0)."""
     result = await run_artifact(sandbox, """
         echo "autogroup: $(cat /proc/self/autogroup)"
