@@ -22,7 +22,7 @@ while that share is well below the server's), and the server process's share.
 
 ``--profile DIR`` records the server with py-spy (in the venv: ``pip install py-spy``) while the list and
 the cycle run alone, as collapsed stacks ``DIR/{backend}-list.txt`` and ``DIR/{backend}-cycle.txt``;
-``python -m perf.profile_summary FILE`` sums them by function, to find where a request's time goes.
+``python -m perf.profile_top FILE [--packages]`` sums them, to find where a request's time goes.
 """
 
 from __future__ import annotations
@@ -31,13 +31,9 @@ import argparse
 import asyncio
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +41,7 @@ import httpx
 from tests.support.api import ALL_SCOPES
 from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
-from perf import statements, wrk
+from perf import profile_top, statements, wrk
 from perf.floor import Floor, chosen_backends, print_against_floor
 from perf.market_load import SERVER_ENV, _seed
 
@@ -85,25 +81,6 @@ def _cycles(run: wrk.WrkRun) -> int:
     return sum(int(bot["cycles"]) for bot in bots)
 
 
-@contextmanager
-def _profiled(pid: int, profile: Path | None, name: str) -> Iterator[None]:
-    """py-spy recording ``pid`` for the block's length (nothing without ``profile``), as collapsed stacks
-    (``DIR/NAME.txt``, one line a stack and its sample count: the input of any flame graph tool)."""
-    if profile is None:
-        yield
-        return
-    profile.mkdir(parents=True, exist_ok=True)
-    py_spy = Path(sys.executable).with_name("py-spy")
-    recorder = subprocess.Popen([str(py_spy), "record", "--pid", str(pid), "--rate", "200", "--nonblocking",
-                                 "--format", "raw", "--output", str(profile / f"{name}.txt")],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield
-    finally:
-        recorder.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
-        recorder.wait(timeout=60)
-
-
 def _plan(directory: Path, keys: list[str], arenas: list[str]) -> Path:
     plan = directory / f"plan-{arenas[0]}.txt"
     plan.write_text("".join(f"{key} {' '.join(arenas)}\n" for key in keys))
@@ -135,13 +112,13 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         reader = {"Authorization": f"Bearer {keys[0]}"}
         list_url = f"{server.base_url}/v1/agent/tasks?status=published"
         before = server_cpu.seconds()
-        with _profiled(server_pid, args.profile, f"{backend}-list"):
+        with profile_top.recording(server_pid, args.profile, f"{backend}-list"):
             listed = wrk.run(list_url, seconds, n, threads=n, headers=reader)
         rows.append(Row("GET /v1/agent/tasks", listed.requests_per_second, listed.p99_ms, "floor GET /healthz",
                         _share(listed.cpu_seconds, listed.seconds), _share(server_cpu.seconds() - before,
                                                                            listed.seconds)))
         before = server_cpu.seconds()
-        with _profiled(server_pid, args.profile, f"{backend}-cycle"):
+        with profile_top.recording(server_pid, args.profile, f"{backend}-cycle"):
             cycle = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
                             env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[:n], arenas[:args.arenas]))})
         rows.append(Row("claim + submit (cycles)", _cycles(cycle) / cycle.seconds, cycle.p99_ms, "floor POST /echo",

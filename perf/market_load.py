@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +35,7 @@ import httpx
 from tests.support.api import ALL_SCOPES
 from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 
+from perf import profile_top
 from perf import wrk as wrk_runner
 from perf.floor import Floor, chosen_backends, print_against_floor
 
@@ -133,24 +131,6 @@ async def _seed(http: httpx.AsyncClient, admin_key: str, workers: int, tasks: in
     return keys, list(arena_ids)
 
 
-@contextlib.contextmanager
-def _profiled(pid: int, directory: Path | None, name: str, seconds: float) -> Iterator[None]:
-    """py-spy recording the server process for ``seconds`` while the block runs (when asked to)."""
-    if directory is None:
-        yield
-        return
-    directory.mkdir(parents=True, exist_ok=True)
-    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    target = directory / f"{name}.txt"  # collapsed stacks: perf/profile_top.py summarises them
-    recorder = subprocess.Popen([spy, "record", "--pid", str(pid), "--duration", f"{seconds:.0f}", "--rate", "250",
-                                 "--format", "raw", "--output", str(target), "--nonblocking"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield
-    finally:
-        recorder.wait(timeout=seconds + 60)
-
-
 class Run:
     def __init__(self, server: LiveServer, floor: Floor, args: argparse.Namespace) -> None:
         self.server, self.floor, self.args = server, floor, args
@@ -187,7 +167,7 @@ class Run:
 
             self.wrk("floor GET /healthz", f"{self.floor.base_url}/healthz")
             self.wrk("GET /healthz", f"{base}/healthz")
-            with _profiled(pid, args.profile, f"{self.server.backend}-list", args.seconds):
+            with profile_top.recording(pid, args.profile, f"{self.server.backend}-list"):
                 self.wrk("GET /v1/agent/tasks", list_url, reader)
             etag = (await http.get(list_url, headers=reader)).headers.get("etag")
             if etag:
@@ -198,7 +178,7 @@ class Run:
                 return True
 
             self.figures["floor POST /echo"] = await _drive("floor POST /echo", args.connections, args.seconds, echo)
-            with _profiled(pid, args.profile, f"{self.server.backend}-cycle", args.seconds):
+            with profile_top.recording(pid, args.profile, f"{self.server.backend}-cycle"):
                 self.figures["claim + submit"] = await self.cycle(http, keys, arenas[: arena_count // 2])
             # The list polled while the cycle runs: wrk in a thread beside the asyncio client.
             listing = asyncio.to_thread(wrk, "list under claim + submit", list_url, args.seconds,
