@@ -36,7 +36,8 @@ def _detail(limit: int) -> str:
 
 def body_limit(method: str, path: str) -> int:
     """The most bytes a request body may have on this route (settings ``max_body_bytes``,
-    ``max_run_upload_bytes``, ``upload_max_file_bytes`` and ``mcp_upload_max_bytes``)."""
+    ``max_run_upload_bytes``, ``upload_max_file_bytes``, ``mcp_upload_max_bytes`` and
+    ``verifier_archive_max_bytes``)."""
     settings = get_settings()
     if method == "POST" and path.rstrip("/") == "/v1/runs":
         return settings.max_run_upload_bytes
@@ -44,6 +45,8 @@ def body_limit(method: str, path: str) -> int:
         return max(settings.max_body_bytes, settings.mcp_upload_max_bytes * 4 // 3 + _MCP_CALL_OVERHEAD)
     if method == "PUT" and path.startswith("/v1/uploads/"):  # a file's bytes (bountyboard.market.files)
         return settings.upload_max_file_bytes
+    if method == "PUT" and path.startswith("/v1/tasks/") and path.endswith("/verifier-archive"):
+        return settings.verifier_archive_max_bytes
     return settings.max_body_bytes
 
 

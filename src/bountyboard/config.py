@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     storage_url: str | None = None
     storage_endpoint_url: str | None = None  # an S3-compatible server instead of AWS
     upload_max_file_bytes: int = Field(default=25 * 1024**2, ge=1)
+    # A draft's verifier archive (.tar.gz, as sent; PUT /v1/tasks/{id}/verifier-archive), kept in the database.
+    verifier_archive_max_bytes: int = Field(default=10 * 1024**2, ge=1)
     upload_max_claim_bytes: int = Field(default=100 * 1024**2, ge=1)
     upload_url_ttl_seconds: int = Field(default=900, ge=10)
     upload_unused_ttl_seconds: int = Field(default=24 * 3600, ge=60)

@@ -5,7 +5,10 @@ runner runs the checks in the sandbox (bubblewrap), as in production."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import tarfile
 import time
 from typing import Any
 
@@ -219,3 +222,59 @@ def test_a_binding_failure_on_the_last_attempt_rejects_the_claim(market: Market)
     expect_problem(bot.http.post(f"/v1/agent/claims/{claim_id}/submit", json={"resultType": "text", "content": "42"}),
                    409)
     assert market.balance(bot.operator) == 0
+
+
+def _tar_gz(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files.items():
+            entry = tarfile.TarInfo(name)
+            entry.size, entry.mode = len(data), 0o755 if name.endswith(".sh") else 0o644
+            tar.addfile(entry, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+# The verifier's data file travels in the archive: the answer it expects is not in test.sh.
+READS_ITS_DATA = "#!/bin/bash\nif cmp -s /app/submission/content.txt /tests/expected.txt; then r=1; else r=0; fi\n" \
+                 "echo \"compared with $(cat /tests/expected.txt)\"; echo $r > /logs/verifier/reward.txt\n"
+
+
+def test_a_verifier_given_as_an_uploaded_archive(market: Market, server: LiveServer) -> None:
+    publisher, reviewer = market.publisher(funds=4), market.reviewer()
+    archive = _tar_gz({"tests/test.sh": READS_ITS_DATA.encode(), "tests/expected.txt": b"forty-two"})
+    checks = _checks("", binding=True, solution="forty-two", trials=1)
+    draft = market.draft(publisher, "fun", bounty=4, checks={k: v for k, v in checks.items() if k != "verifier"})
+    put = f"/v1/tasks/{draft['id']}/verifier-archive"
+    raw = {"Content-Type": "application/octet-stream"}
+
+    # Refused, each changing nothing: not an archive, an entry outside tests/, another's draft, an unknown key.
+    expect_problem(publisher.http.put(put, content=b"not gzip", headers=raw), 422, "invalid_task")
+    outside = expect_problem(publisher.http.put(put, content=_tar_gz({"tests/test.sh": b"", "etc/x": b""}),
+                                                headers=raw), 422, "invalid_task")
+    assert "under tests/" in outside["detail"]
+    expect_problem(market.publisher().http.put(put, content=archive, headers=raw), 404)  # a draft is its own
+    verifier = {"archiveKey": "vfa_01jd2k3m4n5p6q7r8s9t0v1w2x", "trials": 1, "timeoutSec": 20}
+    unknown = expect_problem(publisher.http.patch(f"/v1/tasks/{draft['id']}", json={"checks": {
+        **checks, "verifier": verifier}}), 422, "invalid_task")
+    assert "checks.verifier.archiveKey" in str(unknown)
+
+    stored = ok(publisher.http.put(put, content=archive, headers=raw))
+    assert stored["taskId"] == draft["id"] and stored["sizeBytes"] == len(archive)
+    assert stored["sha256"] == hashlib.sha256(archive).hexdigest()
+    ok(publisher.http.patch(f"/v1/tasks/{draft['id']}", json={"checks": {
+        **checks, "verifier": {**verifier, "archiveKey": stored["archiveKey"]}}}))
+    task = ok(publisher.http.post(f"/v1/tasks/{draft['id']}/publish"))  # the self-test ran the archive's tests
+    expect_problem(publisher.http.put(put, content=archive, headers=raw), 409)  # published: fixed
+
+    bot = market.operator().bot()
+    claim_id = claim(bot, task["id"])
+    submit(bot, claim_id, {"resultType": "text", "content": "42"})
+    sent_back = _checked(bot, claim_id)
+    assert sent_back["status"] == "active", sent_back
+    assert "compared with forty-two" in sent_back["checks"]["verifier"]["outputExcerpt"]
+    second = submit(bot, claim_id, {"resultType": "text", "content": "forty-two"})
+    assert _checked(bot, claim_id)["checkState"] == "passed"
+    replayed = server.run_cli("checks", "replay", second["submissionId"])
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["agrees"], replayed.stderr
+    ok(reviewer.http.post(f"/v1/review/claims/{claim_id}", json={"decision": "accept"}))
+    assert market.balance(bot.operator) == 4 and market.ledger_check()["balanced"]

@@ -444,6 +444,26 @@ export interface paths {
         patch: operations["update_task"];
         trace?: never;
     };
+    "/v1/tasks/{id}/verifier-archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a draft's verifier as a .tar.gz of its tests/
+         * @description Bearer key (svc-...) with scopes `tasks:publish`.
+         */
+        put: operations["put_verifier_archive"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tasks/{id}/publish": {
         parameters: {
             query?: never;
@@ -3159,6 +3179,23 @@ export interface components {
             /** Displayname */
             displayName: string;
             role: components["schemas"]["Role"];
+            /** Createdat */
+            createdAt: string;
+        };
+        /** VerifierArchiveOut */
+        VerifierArchiveOut: {
+            /**
+             * Archivekey
+             * @description Give it as checks.verifier.archiveKey of the draft.
+             * @example vfa_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
+            archiveKey: string;
+            /** Taskid */
+            taskId: string;
+            /** Sha256 */
+            sha256: string;
+            /** Sizebytes */
+            sizeBytes: number;
             /** Createdat */
             createdAt: string;
         };
@@ -8670,6 +8707,223 @@ export interface operations {
                 };
             };
             /** @description The request body is larger than this route accepts */
+            413: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/payload_too_large",
+                     *       "title": "Request Entity Too Large",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than this route accepts (1048576 bytes).",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "payload_too_large",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Invalid input */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/validation_failed",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "validation_failed",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Rate limit exceeded; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/rate_limited",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too many requests. Retry after the number of seconds in Retry-After.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "rate_limited",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Any other error, as problem+json */
+            default: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/internal_error",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "internal_error",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+        };
+    };
+    put_verifier_archive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example example */
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "archiveKey": "vfa_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "taskId": "example",
+                     *       "sha256": "example",
+                     *       "sizeBytes": 1,
+                     *       "createdAt": "2026-01-01T12:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VerifierArchiveOut"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked API key */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description The key lacks a required scope */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "insufficient_scope",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "requiredScopes": [
+                     *         "tasks:publish"
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/not_found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "not_found",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/idempotency_key_in_use",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "A request with this Idempotency-Key is still being processed. Retry later.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "idempotency_key_in_use",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Request Entity Too Large */
             413: {
                 headers: {
                     /** @description Identifier of this request; quote it when reporting a problem. */

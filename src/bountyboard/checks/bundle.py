@@ -22,6 +22,7 @@ import json
 import os
 import stat
 import tarfile
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -114,6 +115,13 @@ def extract_archive(archive: bytes, tests_dir: Path) -> None:
             raise
         raise BundleError(f"not a readable .tar.gz: {exc}") from exc
     _require_test_script(tests_dir)
+
+
+def check_archive(archive: bytes) -> None:
+    """Refuse (``BundleError``) an archive that would not lay out as a verifier's ``tests/`` directory,
+    by unpacking it once into a scratch directory, as every run will."""
+    with tempfile.TemporaryDirectory(prefix="bb-archive-") as scratch:
+        extract_archive(archive, Path(scratch) / "tests")
 
 
 def _require_test_script(tests_dir: Path) -> None:

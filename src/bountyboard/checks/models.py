@@ -1,4 +1,5 @@
-"""The check-run queue: one row per submission to check, leased by the process running it."""
+"""The check-run queue (one row per submission to check, leased by the process running it), and the
+verifier archives publishers upload for their draft tasks."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bountyboard.clock import now
@@ -47,3 +48,18 @@ class CheckRun(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class VerifierArchive(Base):
+    """A ``.tar.gz`` of a verifier's ``tests/`` directory, uploaded for one draft task and named by the
+    task's ``checks.verifier.archiveKey``. Kept in the database with its task: a few megabytes at most
+    (setting ``verifier_archive_max_bytes``), read whole by every check run, and gone when the task is."""
+
+    __tablename__ = "verifier_archives"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)  # the archiveKey
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=now)

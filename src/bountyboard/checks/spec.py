@@ -49,8 +49,6 @@ class ChecksSpec(BaseModel):
     def _verifier_has_solution(self) -> ChecksSpec:
         if self.verifier is not None and self.solution is None:
             raise ValueError("a verifier needs the reference solution it must pass (solution)")
-        if self.verifier is not None and self.verifier.archiveKey is not None:
-            raise ValueError("verifier archives (archiveKey) are not accepted yet: give the files inline")
         if not self.rules and self.verifier is None:
             raise ValueError("give rules, a verifier, or both")
         return self
@@ -64,22 +62,25 @@ class CheckResult:
 
 
 async def run_checks(spec: ChecksSpec, submission: Mapping[str, Any], *, attachments: Mapping[str, bytes] | None = None,
-                     sandbox: Runner | None = None) -> CheckResult:
+                     archive: bytes | None = None, sandbox: Runner | None = None) -> CheckResult:
     """The rules, then (if they pass) the verifier, on ``submission`` (the body as submitted) and
-    ``attachments`` (the bytes of its uploaded files by file name)."""
+    ``attachments`` (the bytes of its uploaded files by file name); ``archive`` is the bytes the
+    verifier's ``archiveKey`` names."""
     rule_results = rule_checks.evaluate(rule_checks.parse_rules(spec.rules), submission)
     checks: dict[str, Any] = {"binding": spec.binding, "rules": rule_results, "verifier": None}
     if not rule_checks.passed(rule_results):
         return CheckResult("failed", {"status": "failed", **checks}, None)
     if spec.verifier is None:
         return CheckResult("passed", {"status": "passed", **checks}, None)
-    result = await run_verifier(spec.verifier, submission, attachments=attachments, sandbox=sandbox)
+    result = await run_verifier(spec.verifier, submission, attachments=attachments, archive=archive, sandbox=sandbox)
     checks["verifier"] = result.as_json()
     return CheckResult(result.status, {"status": result.status, **checks}, result.receipt())
 
 
-async def calibrate(spec: ChecksSpec, *, sandbox: Runner | None = None) -> SelfTest | None:
+async def calibrate(spec: ChecksSpec, *, archive: bytes | None = None,
+                    sandbox: Runner | None = None) -> SelfTest | None:
     """The publish-time self-test of the verifier (None without one)."""
     if spec.verifier is None or spec.solution is None:
         return None
-    return await self_test(spec.verifier, {**spec.solution.model_dump(), "attachments": []}, sandbox=sandbox)
+    return await self_test(spec.verifier, {**spec.solution.model_dump(), "attachments": []}, archive=archive,
+                           sandbox=sandbox)

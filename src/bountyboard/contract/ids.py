@@ -6,7 +6,7 @@ import re
 from typing import Literal
 
 Prefix = Literal["usr", "bot", "key", "task", "clm", "sub", "apl", "evt", "whk", "dlv", "run", "ses", "txn", "req",
-                 "upl"]
+                 "upl", "vfa"]
 
 # A ULID as ids are written: 26 characters of Crockford's base32, lower case (no i, l, o or u).
 ULID_PATTERN = "[0-9a-hjkmnp-tv-z]{26}"

@@ -13,32 +13,36 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Select, case, exists, select
+from sqlalchemy import Select, case, delete, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from bountyboard.checks import jobs
-from bountyboard.checks.models import FINAL, CheckRun, RunStatus
+from bountyboard.accounts.models import User
+from bountyboard.checks import bundle, jobs
+from bountyboard.checks.models import FINAL, CheckRun, RunStatus, VerifierArchive
 from bountyboard.checks.spec import ChecksSpec, calibrate, run_checks
 from bountyboard.checks.verifier import compare_receipts
 from bountyboard.clock import now
 from bountyboard.config import get_settings
-from bountyboard.errors import ErrorCode, Problem
+from bountyboard.errors import ErrorCode, Problem, invalid, not_found
 from bountyboard.events.kinds import ClaimCheckedData
 from bountyboard.events.service import emit
+from bountyboard.ids import new_id
 from bountyboard.market.bonds import settle_bond
 from bountyboard.market.files import storage
 from bountyboard.market.files.models import Upload
-from bountyboard.market.locks import locked_claim
-from bountyboard.market.models import Claim, ClaimStatus, Submission, Task
+from bountyboard.market.locks import lock_task, locked_claim
+from bountyboard.market.models import Claim, ClaimStatus, Submission, Task, TaskStatus
 from bountyboard.market.modules import Module
+from bountyboard.market.permissions import require_task_owner
 from bountyboard.market.slots import visibility
-from bountyboard.market.transitions import ClaimMove, move_claim
+from bountyboard.market.transitions import ClaimMove, move_claim, task_conflict
 from bountyboard.storage.engine import get_database
 
 MAX_ATTACHMENT_BYTES = 64 * 1024 * 1024
@@ -90,6 +94,14 @@ async def attachment_bytes(session: AsyncSession, submission: Submission) -> dic
     return files
 
 
+async def archive_of(session: AsyncSession, checks: dict[str, Any] | None) -> bytes | None:
+    """The bytes of the verifier archive ``checks`` names (None for a verifier given inline)."""
+    key = ((checks or {}).get("verifier") or {}).get("archiveKey")
+    if key is None:
+        return None
+    return await session.scalar(select(VerifierArchive.content).where(VerifierArchive.id == key)) or b""
+
+
 async def queue_checks(session: AsyncSession, task: Task, submission: Submission) -> None:
     if task.checks:
         await jobs.enqueue(session, submission.id)
@@ -123,16 +135,51 @@ def pending_binding(task: Task, run: CheckRun | None) -> bool:
     return bool(task.checks) and _binding(task) and run is not None and run.status not in FINAL
 
 
-async def require_self_test(checks: dict[str, Any] | None) -> None:
-    """422 ``checks_self_test_failed`` unless the verifier of ``checks`` passes its self-test (run
-    outside any transaction: it takes as long as the verifier's trials)."""
+async def require_self_test(checks: dict[str, Any] | None, archive: bytes | None) -> None:
+    """422 ``checks_self_test_failed`` unless the verifier of ``checks`` (its tests in ``archive`` when
+    it names one) passes its self-test (run outside any transaction: it takes as long as the
+    verifier's trials)."""
     spec = ChecksSpec.model_validate(checks) if checks else None
-    tested = await calibrate(spec) if spec is not None else None
+    tested = await calibrate(spec, archive=archive) if spec is not None else None
     if tested is None or tested.passed:
         return
     failing = tested.reference if tested.failing_case == "reference_solution" else tested.empty
     raise Problem(422, ErrorCode.CHECKS_SELF_TEST_FAILED, tested.problem_detail() or "",
                   case=tested.failing_case, outputExcerpt=None if failing is None else failing.output_excerpt[-500:])
+
+
+# Verifier archives ------------------------------------------------------------------------------
+
+async def store_verifier_archive(session: AsyncSession, publisher: User, task_id: str,
+                                 archive: bytes) -> VerifierArchive:
+    """A draft's verifier as a ``.tar.gz`` of its ``tests/`` directory: checked to unpack as every run
+    will unpack it (before the task is locked: it may take a moment), stored, and named by the
+    ``archiveKey`` the draft's checks then give. Archives of the task its checks do not name (an
+    earlier upload, replaced) are dropped."""
+    try:
+        await asyncio.to_thread(bundle.check_archive, archive)
+    except bundle.BundleError as exc:
+        raise invalid(f"The verifier archive is refused: {exc}.", [{"field": "body", "message": str(exc)}],
+                      code=ErrorCode.INVALID_TASK) from exc
+    task = await lock_task(session, task_id)
+    if task is None:
+        raise not_found("task", task_id)
+    require_task_owner(publisher, task)
+    if task.status != TaskStatus.DRAFT:
+        raise task_conflict(task, "edit")
+    named = ((task.checks or {}).get("verifier") or {}).get("archiveKey")
+    await session.execute(delete(VerifierArchive).where(VerifierArchive.task_id == task.id,
+                                                        VerifierArchive.id != (named or "")))
+    stored = VerifierArchive(id=new_id("vfa"), task_id=task.id, sha256=hashlib.sha256(archive).hexdigest(),
+                             size_bytes=len(archive), content=archive, created_at=now())
+    session.add(stored)
+    await session.flush()
+    return stored
+
+
+async def is_archive_of(session: AsyncSession, archive_key: str, task_id: str | None) -> bool:
+    return task_id is not None and await session.scalar(select(exists().where(
+        VerifierArchive.id == archive_key, VerifierArchive.task_id == task_id))) is True
 
 
 # The review queue --------------------------------------------------------------------------------
@@ -174,13 +221,14 @@ async def _execute(held: jobs.Lease) -> jobs.Outcome:
         submission = await session.get(Submission, held.submission_id)
         task = await session.get(Task, submission.task_id) if submission else None
         spec = checks_of(task) if task else None
-        if submission is None or spec is None:
+        if submission is None or task is None or spec is None:
             return _error("the submission or its task's checks are gone")
         try:
             files = await attachment_bytes(session, submission)
         except (ValueError, OSError) as exc:  # too large, or gone from the store
             return _error(f"the attachments could not be laid out: {exc}")
-    result = await run_checks(spec, body_of(submission), attachments=files)
+        archive = await archive_of(session, task.checks)
+    result = await run_checks(spec, body_of(submission), attachments=files, archive=archive)
     return jobs.Outcome(RunStatus(result.status), result.checks, result.receipt)
 
 
@@ -250,6 +298,7 @@ class Recorded:
     checks: ChecksSpec
     body: dict[str, Any]
     attachments: dict[str, bytes]
+    archive: bytes | None
     status: str
     receipt: dict[str, Any] | None
 
@@ -263,13 +312,13 @@ async def recorded(session: AsyncSession, submission_id: str) -> Recorded:
     if submission is None or spec is None or run is None or run.status not in FINAL:
         raise Problem(404, ErrorCode.NOT_FOUND, f"Submission {submission_id} has no finished check run to replay.")
     return Recorded(submission_id, spec, body_of(submission), await attachment_bytes(session, submission),
-                    run.status.value, run.receipt)
+                    await archive_of(session, task.checks if task else None), run.status.value, run.receipt)
 
 
 async def replay(before: Recorded) -> dict[str, Any]:
     """Run the checks again on the same inputs and compare with the recorded receipt (rules alone,
     without a verifier, compare their status)."""
-    again = await run_checks(before.checks, before.body, attachments=before.attachments)
+    again = await run_checks(before.checks, before.body, attachments=before.attachments, archive=before.archive)
     if before.receipt is not None and again.receipt is not None:
         comparison = compare_receipts(before.receipt, again.receipt)
     else:

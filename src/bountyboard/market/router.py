@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from bountyboard.accounts.auth import Actor, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
-from bountyboard.clock import now
+from bountyboard.clock import now, rfc3339
 from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
 from bountyboard.contract.scopes import Scope
 from bountyboard.errors import problem_responses
@@ -44,6 +44,7 @@ from bountyboard.market.schemas import (
     TaskCreate,
     TaskListQuery,
     TaskUpdate,
+    VerifierArchiveOut,
 )
 from bountyboard.pagination import KeysetPage, Page, Paging
 from bountyboard.storage.session import ReadSession, StagedSession, WriteSession, request_session, state_stamp
@@ -179,6 +180,17 @@ async def update_task(id: str, body: TaskUpdate, publisher: Publisher, session: 
     return views.task_out(await service.update_task(session, publisher, id, body))
 
 
+@publisher_router.put("/{id}/verifier-archive", summary="Upload a draft's verifier as a .tar.gz of its tests/",
+                      response_model=VerifierArchiveOut, responses=problem_responses(409, 413),
+                      openapi_extra={"requestBody": {"required": True, "content": {
+                          "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}})
+async def put_verifier_archive(id: str, request: Request, publisher: Publisher,
+                               session: WriteSession) -> VerifierArchiveOut:
+    stored = await checking.store_verifier_archive(session, publisher, id, await request.body())
+    return VerifierArchiveOut(archiveKey=stored.id, taskId=stored.task_id, sha256=stored.sha256,
+                              sizeBytes=stored.size_bytes, createdAt=rfc3339(stored.created_at) or "")
+
+
 @publisher_router.post("/{id}/publish", summary="Publish a draft, escrowing its bounty", response_model=AgentTask,
                        responses=problem_responses(402, 409))
 async def publish_task(id: str, publisher: Publisher, session: StagedSession) -> AgentTask:
@@ -186,7 +198,8 @@ async def publish_task(id: str, publisher: Publisher, session: StagedSession) ->
     # seconds), publish in a unit of work that refuses checks changed meanwhile.
     async with transaction(session):
         checks = (await service.get_own_task(session, publisher, id)).checks
-    await checking.require_self_test(checks)
+        archive = await checking.archive_of(session, checks)
+    await checking.require_self_test(checks, archive)
     async with transaction(session):
         return views.task_out(await task_flows.publish_task(session, publisher, id, checks))
 

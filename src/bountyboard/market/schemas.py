@@ -318,6 +318,15 @@ class AppealCreate(ApiModel):
     evidenceUrls: list[str] = Field(default_factory=list, max_length=10)
 
 
+class VerifierArchiveOut(BaseModel):
+    archiveKey: str = Field(examples=["vfa_01jd2k3m4n5p6q7r8s9t0v1w2x"],
+                            description="Give it as checks.verifier.archiveKey of the draft.")
+    taskId: str
+    sha256: str
+    sizeBytes: int
+    createdAt: str
+
+
 class AppealResolve(ApiModel):
     outcome: Literal["upheld", "denied"]
     comment: str = Field(default="", max_length=5000)

@@ -117,6 +117,10 @@ async def _check_task(session: AsyncSession, publisher: User, columns: dict[str,
     longest = lease - min(60.0, lease / 4)  # a check run ends within its runner's lease, with time to record it
     if verifier and verifier["trials"] * verifier["timeoutSec"] > longest:
         errors.append({"field": "checks.verifier", "message": f"trials x timeoutSec must stay within {longest:g} s"})
+    if verifier and verifier.get("archiveKey") and not await checking.is_archive_of(
+            session, verifier["archiveKey"], task_id):
+        errors.append({"field": "checks.verifier.archiveKey",
+                       "message": "no archive of this task has this key (PUT /v1/tasks/{id}/verifier-archive)"})
     target_id = columns.get("target_claim_id")
     if columns["module"] == Module.JUDGE.value and target_id:
         target = await session.get(Claim, target_id)
