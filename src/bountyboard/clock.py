@@ -36,6 +36,10 @@ def as_utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def as_utc_or_none(value: datetime | None) -> datetime | None:
+    return None if value is None else as_utc(value)
+
+
 def rfc3339(value: datetime | None) -> str | None:
     if value is None:
         return None

@@ -94,9 +94,14 @@ async def attachment_bytes(session: AsyncSession, submission: Submission) -> dic
     return files
 
 
+def _archive_key(checks: dict[str, Any] | None) -> str | None:
+    """The verifier archive ``checks`` names (None for a verifier given inline, or none at all)."""
+    return ((checks or {}).get("verifier") or {}).get("archiveKey")
+
+
 async def archive_of(session: AsyncSession, checks: dict[str, Any] | None) -> bytes | None:
     """The bytes of the verifier archive ``checks`` names (None for a verifier given inline)."""
-    key = ((checks or {}).get("verifier") or {}).get("archiveKey")
+    key = _archive_key(checks)
     if key is None:
         return None
     return await session.scalar(select(VerifierArchive.content).where(VerifierArchive.id == key)) or b""
@@ -167,9 +172,10 @@ async def store_verifier_archive(session: AsyncSession, publisher: User, task_id
     require_task_owner(publisher, task)
     if task.status != TaskStatus.DRAFT:
         raise task_conflict(task, "edit")
-    named = ((task.checks or {}).get("verifier") or {}).get("archiveKey")
-    await session.execute(delete(VerifierArchive).where(VerifierArchive.task_id == task.id,
-                                                        VerifierArchive.id != (named or "")))
+    replaced = [VerifierArchive.task_id == task.id]
+    if (named := _archive_key(task.checks)) is not None:
+        replaced.append(VerifierArchive.id != named)
+    await session.execute(delete(VerifierArchive).where(*replaced))
     stored = VerifierArchive(id=new_id("vfa"), task_id=task.id, sha256=hashlib.sha256(archive).hexdigest(),
                              size_bytes=len(archive), content=archive, created_at=now())
     session.add(stored)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bountyboard.clock import as_utc
+from bountyboard.clock import as_utc_or_none
 from bountyboard.market.models import ClaimStatus, ReviewState
 from bountyboard.reputation.scoring import Outcome
 
@@ -33,14 +33,10 @@ class ClaimFacts:
     appeal_resolved_at: datetime | None
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else as_utc(value)
-
-
 def outcome_of(claim: ClaimFacts, current: datetime) -> Outcome | None:
     """The claim's decided outcome at ``current``, or None while undecided or when it does not count."""
-    reviewed, resolved = _utc(claim.reviewed_at), _utc(claim.appeal_resolved_at)
-    expires, ended, window = _utc(claim.expires_at), _utc(claim.ended_at), _utc(claim.appeal_deadline)
+    reviewed, resolved, expires, ended, window = (as_utc_or_none(at) for at in (
+        claim.reviewed_at, claim.appeal_resolved_at, claim.expires_at, claim.ended_at, claim.appeal_deadline))
     state = claim.review_state
     if claim.status == ClaimStatus.ACCEPTED:
         at = resolved if state == ReviewState.APPEAL_UPHELD and resolved else reviewed

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.models import Bot, User
-from bountyboard.clock import as_utc, now, rfc3339
+from bountyboard.clock import as_utc_or_none, now, rfc3339
 from bountyboard.config import get_settings
 from bountyboard.errors import not_found
 from bountyboard.market.eligibility import Standing
@@ -110,7 +110,7 @@ async def standing(session: AsyncSession, holder: ColumnElement[bool], current: 
         facts = ClaimFacts(*row[2:])
         if (outcome := outcome_of(facts, current)) is not None:
             outcomes.append(outcome)
-        expires, window = (None if t is None else as_utc(t) for t in (facts.expires_at, facts.appeal_deadline))
+        expires, window = as_utc_or_none(facts.expires_at), as_utc_or_none(facts.appeal_deadline)
         if facts.status == ClaimStatus.ACTIVE and expires is not None and expires > current:
             active += 1
             changes.append(expires)
