@@ -72,6 +72,9 @@ class Mount:
     target: str
     writable: bool = False
 
+    def bwrap_argv(self) -> list[str]:
+        return ["--bind" if self.writable else "--ro-bind", str(self.source), self.target]
+
 
 @dataclass(frozen=True)
 class SandboxResult:
@@ -209,7 +212,7 @@ def _bwrap_argv(bwrap: str, mounts: Sequence[Mount], cwd: str, env: Mapping[str,
             argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
     for mount in mounts:
-        argv += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
+        argv += mount.bwrap_argv()
     argv += ["--remount-ro", "/"]  # the root bubblewrap built (/etc, the mount points) is read-only too
     argv += ["--chdir", cwd, "--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp",
              "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]

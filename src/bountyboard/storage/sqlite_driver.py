@@ -70,17 +70,9 @@ class InlineCursor:
     async def __aexit__(self, *_: object) -> None:
         self._cursor.close()
 
-    @property
-    def description(self) -> Any:
-        return self._cursor.description
-
-    @property
-    def rowcount(self) -> int:
-        return self._cursor.rowcount
-
-    @property
-    def lastrowid(self) -> int | None:
-        return self._cursor.lastrowid
+    def __getattr__(self, name: str) -> Any:
+        # The DB-API attributes SQLAlchemy's adapter reads (description, rowcount, lastrowid) are the cursor's.
+        return getattr(self._cursor, name)
 
     @property
     def arraysize(self) -> int:
