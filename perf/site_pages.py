@@ -40,7 +40,7 @@ async def seed(n_tasks: int) -> dict[str, str]:
     from bountyboard.accounts import service as accounts
     from bountyboard.accounts.scopes import Role
     from bountyboard.clock import now
-    from bountyboard.events.kinds import WebhookTestData
+    from bountyboard.events.kinds import EventKind, WebhookTestData
     from bountyboard.events.models import WebhookDelivery, WebhookMessage
     from bountyboard.events.service import Owner, emit
     from bountyboard.events.webhooks import create_endpoint
@@ -103,7 +103,8 @@ async def seed(n_tasks: int) -> dict[str, str]:
 
         endpoint = await create_endpoint(session, Owner(operator_id=admin.id), "https://hooks.example.com/x",
                                          ["claim.reviewed"])
-        event = await emit(session, WebhookTestData(webhookId=endpoint.id, url=endpoint.url), operator_id=admin.id)
+        event = await emit(session, EventKind.WEBHOOK_TEST, WebhookTestData(webhookId=endpoint.id, url=endpoint.url),
+                           operator_id=admin.id)
         message = WebhookMessage(endpoint_id=endpoint.id, event_sequence=event.sequence, status="failed",
                                  attempts=50, next_attempt_at=current, created_at=current)
         session.add(message)

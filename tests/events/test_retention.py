@@ -13,7 +13,7 @@ from bountyboard.accounts.models import User
 from bountyboard.clock import now
 from bountyboard.config import Settings
 from bountyboard.events import webhooks
-from bountyboard.events.kinds import ClaimReviewedData
+from bountyboard.events.kinds import ClaimReviewedData, EventKind
 from bountyboard.events.models import Event, WebhookDelivery, WebhookMessage
 from bountyboard.events.service import Owner, emit, list_events, purge_expired_events
 from bountyboard.ids import new_id
@@ -39,8 +39,10 @@ async def test_purge_keeps_the_retention_period(backend: str, tmp_path: Path) ->
                 await session.commit()
                 owner = Owner(user.id)
                 hook = await webhooks.create_endpoint(session, owner, "https://93.184.216.34/x", ["claim.reviewed"])
-                old = [await emit(session, _reviewed(n), operator_id=user.id) for n in range(3)]
-                recent = [await emit(session, _reviewed(n), operator_id=user.id) for n in range(2)]
+                old = [await emit(session, EventKind.CLAIM_REVIEWED, _reviewed(n), operator_id=user.id)
+                       for n in range(3)]
+                recent = [await emit(session, EventKind.CLAIM_REVIEWED, _reviewed(n), operator_id=user.id)
+                          for n in range(2)]
                 await session.flush()
                 message = (await session.execute(select(WebhookMessage).where(
                     WebhookMessage.event_sequence == old[0].sequence))).scalar_one()

@@ -1,12 +1,18 @@
-"""One model per event kind: every kind has one, and docs/webhooks.md lists the models' fields."""
+"""The payload models of the event kinds: every kind has one, emit() takes no other, and docs/webhooks.md
+lists the models' fields."""
 
 from __future__ import annotations
 
 import re
 import typing
 from pathlib import Path
+from typing import cast
 
-from bountyboard.events.kinds import ALL_KINDS, MODELS, PUBLIC_KINDS, EventData, EventKind
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bountyboard.events.kinds import ALL_KINDS, MODELS, PUBLIC_KINDS, ClaimEndedData, EventData, EventKind
+from bountyboard.events.service import emit
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 WEBHOOKS_DOC = DOCS / "webhooks.md"
@@ -25,8 +31,13 @@ def _documented_names(text: str) -> set[str]:
 def test_every_kind_has_a_model_and_the_public_kinds_lead() -> None:
     assert set(MODELS) == set(EventKind)
     assert ALL_KINDS[:len(PUBLIC_KINDS)] == PUBLIC_KINDS
-    for kind, models in MODELS.items():
-        assert all(model.kind is kind for model in models)
+
+
+async def test_emit_refuses_a_payload_of_another_kind() -> None:
+    released = ClaimEndedData(taskId="task_1", claimId="clm_1", botId=None, operatorId="usr_1", status="released",
+                              module="translate")
+    with pytest.raises(TypeError, match=r"ClaimEndedData is not a payload of task\.expired"):
+        await emit(cast(AsyncSession, None), EventKind.TASK_EXPIRED, released)
 
 
 def test_the_documented_public_payloads_are_the_models() -> None:

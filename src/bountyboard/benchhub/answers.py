@@ -20,11 +20,14 @@ class Coverage(BaseModel):
 class Measurement(BaseModel):
     """The non-retracted runs of one model with one agent on one dataset revision, pooled by task."""
 
-    agent: str
+    agent: str = Field(description="The agent's name: runs of any of its versions are pooled.", examples=["command"])
     calibration: bool = Field(description="A reference agent (`oracle`, `nop`): a harness check, never ranked.")
-    datasetRevision: str | None
-    datasetRefs: list[str]
-    primaryMetric: str
+    datasetRevision: str | None = Field(description="The dataset revision the pooled runs share (runs of different "
+                                                    "revisions are never pooled); null when the runs named none.",
+                                        examples=["main"])
+    datasetRefs: list[str] = Field(description="The dataset references the pooled runs named.",
+                                   examples=[["openai/gsm8k"]])
+    primaryMetric: str = Field(description="The reward key `mean` is the mean of.", examples=["reward"])
     mean: float | None = Field(description="Harbor's mean of the primary metric over every pooled trial.")
     stderr: float | None = Field(description="Standard error, clustered by task.")
     ci95: Interval | None = Field(description="Jeffreys 95% interval with the task-clustered effective size, widened "
@@ -34,14 +37,16 @@ class Measurement(BaseModel):
     effectiveTasks: float | None = Field(description="Independent pass/fail observations worth as much.")
     metrics: dict[str, float] = Field(examples=[{"reward": 0.75}])
     coverage: Coverage
-    nTasks: int
-    nTrials: int
-    nErrors: int
-    runs: int
+    nTasks: int = Field(description="Tasks with at least one pooled trial.", examples=[30])
+    nTrials: int = Field(description="Every pooled trial, errored ones included: the denominator of `mean` and "
+                                     "`metrics` (the runs' `nTrialsTotal`, summed).", examples=[90])
+    nErrors: int = Field(description="Pooled trials that carry an error, rewarded or not (the runs' `nErrors`, "
+                                     "summed).", examples=[2])
+    runs: int = Field(description="Runs pooled, anonymous ones included.", examples=[3])
     anonymousRuns: int = Field(description="Runs uploaded without an account.")
     submitters: int = Field(description="Accounts among the uploaders (one account is one submitter); anonymous "
                                         "runs add none.")
-    lastRunAt: str
+    lastRunAt: str = Field(description="When the latest pooled run was uploaded.")
 
 
 class ReproducedMeasurement(Measurement):
@@ -173,10 +178,10 @@ class Comparison(BaseModel):
     benchmark: str
     a: ComparedMeasurement
     b: ComparedMeasurement
-    sharedTasks: int
-    meanA: float
-    meanB: float
-    difference: float = Field(description="meanA - meanB")
+    sharedTasks: int = Field(description="Tasks both ran: the only ones compared.", examples=[5])
+    meanA: float = Field(description="a's mean over the shared tasks.", examples=[0.6])
+    meanB: float = Field(description="b's mean over the shared tasks.", examples=[0.4])
+    difference: float = Field(description="meanA - meanB", examples=[0.2])
     se: float = Field(description="Standard error of the difference, clustered by task: the spread of the per-task "
                                   "differences.")
     interval: Interval = Field(description="95% interval of the difference (docs/benchhub.md, paired comparison).")

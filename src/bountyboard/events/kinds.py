@@ -1,13 +1,13 @@
-"""The event kinds and the one typed payload (``data``, camelCase) of each.
+"""The event kinds and their typed payloads (``data``, camelCase), tied together in ``MODELS``.
 
-Every emitter builds one of these models and hands it to ``emit()``; the OpenAPI ``webhooks`` object,
+Every emitter hands ``emit()`` a kind and one of its models; the OpenAPI ``webhooks`` object,
 docs/webhooks.md (checked by a test) and the tests read the same models, so a payload is written once.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -46,23 +46,12 @@ REVIEW_SIDE_KINDS: tuple[EventKind, ...] = (EventKind.CLAIM_SUBMITTED, EventKind
 INTERNAL_KINDS: tuple[EventKind, ...] = tuple(kind for kind in EventKind if kind not in PUBLIC_KINDS)
 ALL_KINDS: tuple[EventKind, ...] = tuple(EventKind)
 
-# The payload models of each kind, filled as the models below are defined.
-MODELS: dict[EventKind, list[type[EventData]]] = {}
-
 
 class EventData(BaseModel):
-    """The ``data`` of one event kind; subclasses name their kind."""
-
-    kind: ClassVar[EventKind]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "kind" in cls.__dict__:
-            MODELS.setdefault(cls.kind, []).append(cls)
+    """The ``data`` of an event; ``MODELS`` names the kinds each payload serves."""
 
 
 class TaskClaimedData(EventData):
-    kind = EventKind.TASK_CLAIMED
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     botId: str | None = Field(examples=["bot_01jd2k3m4n5p6q7r8s9t0v1w2x"])
@@ -73,7 +62,6 @@ class TaskClaimedData(EventData):
 
 
 class ClaimSubmittedData(EventData):
-    kind = EventKind.CLAIM_SUBMITTED
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     submissionId: str = Field(examples=[_SUBMISSION])
@@ -86,7 +74,6 @@ class ClaimSubmittedData(EventData):
 class ClaimCheckedData(EventData):
     """A submission's checks ended (DESIGN.md section 13); ``checks`` as on the submission."""
 
-    kind = EventKind.CLAIM_CHECKED
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     submissionId: str = Field(examples=[_SUBMISSION])
@@ -96,7 +83,6 @@ class ClaimCheckedData(EventData):
 
 
 class ClaimReviewedData(EventData):
-    kind = EventKind.CLAIM_REVIEWED
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     submissionId: str = Field(examples=[_SUBMISSION])
@@ -109,7 +95,6 @@ class ClaimReviewedData(EventData):
 
 
 class AppealResolvedData(EventData):
-    kind = EventKind.APPEAL_RESOLVED
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     appealId: str = Field(examples=["apl_01jd2k3m4n5p6q7r8s9t0v1w2x"])
@@ -127,22 +112,13 @@ class _TaskData(EventData):
 
 
 class TaskPublishedData(_TaskData):
-    kind = EventKind.TASK_PUBLISHED
     bountyAmount: float
 
 
-class _TaskEndedData(_TaskData):
+class TaskEndedData(_TaskData):
     """A task cancelled or expired before completion: the escrow went back to the publisher."""
 
     refundedAmount: float
-
-
-class TaskCancelledData(_TaskEndedData):
-    kind = EventKind.TASK_CANCELLED
-
-
-class TaskExpiredData(_TaskEndedData):
-    kind = EventKind.TASK_EXPIRED
 
 
 class ArenaRanking(BaseModel):
@@ -156,7 +132,6 @@ class ArenaRanking(BaseModel):
 class TaskClosedArenaData(_TaskData):
     """An arena task closed: accepted submissions ranked and paid, the rest of the escrow refunded."""
 
-    kind = EventKind.TASK_CLOSED
     rankings: list[ArenaRanking]
     refundedAmount: float
 
@@ -164,13 +139,12 @@ class TaskClosedArenaData(_TaskData):
 class TaskClosedWinnerData(_TaskData):
     """A single-winner task closed: the accepted claim's operator was paid the whole escrow."""
 
-    kind = EventKind.TASK_CLOSED
     winningClaimId: str
     payoutAmount: float
 
 
-class _ClaimEndedData(EventData):
-    """A claim that ended without a decision: its slot is free again."""
+class ClaimEndedData(EventData):
+    """A claim released or expired without a decision: its slot is free again."""
 
     taskId: str
     claimId: str
@@ -180,16 +154,7 @@ class _ClaimEndedData(EventData):
     module: str
 
 
-class ClaimReleasedData(_ClaimEndedData):
-    kind = EventKind.CLAIM_RELEASED
-
-
-class ClaimExpiredData(_ClaimEndedData):
-    kind = EventKind.CLAIM_EXPIRED
-
-
 class AppealOpenedData(EventData):
-    kind = EventKind.APPEAL_OPENED
     taskId: str
     claimId: str
     appealId: str
@@ -200,7 +165,6 @@ class AppealOpenedData(EventData):
 class ReviewDueData(EventData):
     """A submission's review falls due (emitted by the review-deadline sweep, DESIGN.md section 14)."""
 
-    kind = EventKind.REVIEW_DUE
     taskId: str
     claimId: str
     submissionId: str
@@ -210,7 +174,6 @@ class ReviewDueData(EventData):
 
 
 class WebhookEndpointDisabledData(EventData):
-    kind = EventKind.WEBHOOK_ENDPOINT_DISABLED
     webhookId: str
     url: str
     reason: str
@@ -218,7 +181,26 @@ class WebhookEndpointDisabledData(EventData):
 
 
 class WebhookTestData(EventData):
-    kind = EventKind.WEBHOOK_TEST
     webhookId: str
     url: str
 
+
+# The payload models of each kind: one, or two for task.closed (arena rankings or a single winner); the
+# kinds a task or a claim ends by share one.
+MODELS: dict[EventKind, tuple[type[EventData], ...]] = {
+    EventKind.TASK_CLAIMED: (TaskClaimedData,),
+    EventKind.CLAIM_SUBMITTED: (ClaimSubmittedData,),
+    EventKind.CLAIM_REVIEWED: (ClaimReviewedData,),
+    EventKind.APPEAL_RESOLVED: (AppealResolvedData,),
+    EventKind.CLAIM_CHECKED: (ClaimCheckedData,),
+    EventKind.TASK_PUBLISHED: (TaskPublishedData,),
+    EventKind.TASK_CANCELLED: (TaskEndedData,),
+    EventKind.TASK_CLOSED: (TaskClosedArenaData, TaskClosedWinnerData),
+    EventKind.TASK_EXPIRED: (TaskEndedData,),
+    EventKind.CLAIM_RELEASED: (ClaimEndedData,),
+    EventKind.CLAIM_EXPIRED: (ClaimEndedData,),
+    EventKind.APPEAL_OPENED: (AppealOpenedData,),
+    EventKind.REVIEW_DUE: (ReviewDueData,),
+    EventKind.WEBHOOK_ENDPOINT_DISABLED: (WebhookEndpointDisabledData,),
+    EventKind.WEBHOOK_TEST: (WebhookTestData,),
+}

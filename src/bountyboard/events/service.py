@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.clock import now
 from bountyboard.events import audiences
 from bountyboard.events.doorbell import PROCESS_TOKEN, WEBHOOKS_CHANNEL, doorbell
-from bountyboard.events.kinds import EventData
+from bountyboard.events.kinds import MODELS, EventData, EventKind
 from bountyboard.events.models import Event, EventCounter, MessageStatus, WebhookEndpoint, WebhookMessage
 from bountyboard.ids import new_id
 from bountyboard.storage.unit_of_work import after_commit
@@ -153,18 +153,22 @@ async def _subscribers(session: AsyncSession, type: str, bot_id: str | None, ope
 
 async def emit(
     session: AsyncSession,
+    kind: EventKind,
     data: EventData,
     *,
     bot_id: str | None = None,
     operator_id: str | None = None,
     publisher_id: str | None = None,
 ) -> Event:
-    """Record an event of ``data``'s kind inside the caller's transaction (the caller commits).
+    """Record an event of ``kind`` with ``data``, one of its ``MODELS``, inside the caller's transaction (the
+    caller commits).
 
     The same transaction queues one webhook delivery per enabled subscription that asked for this
     kind and may see the event, so an event is never stored without its deliveries or the reverse.
     """
-    return await record(session, data.kind.value, data.model_dump(mode="json"), bot_id=bot_id, operator_id=operator_id,
+    if type(data) not in MODELS[kind]:
+        raise TypeError(f"{type(data).__name__} is not a payload of {kind.value}")
+    return await record(session, kind.value, data.model_dump(mode="json"), bot_id=bot_id, operator_id=operator_id,
                         publisher_id=publisher_id)
 
 

@@ -16,7 +16,7 @@ from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, conflict, invalid, not_found
 from bountyboard.events import audiences, signing
 from bountyboard.events.destinations import DestinationRefused, check_new_destination
-from bountyboard.events.kinds import OPERATOR_KINDS, WebhookTestData
+from bountyboard.events.kinds import OPERATOR_KINDS, EventKind, WebhookTestData
 from bountyboard.events.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import Owner, emit, owned_endpoints, queue_messages
 from bountyboard.ids import new_id
@@ -146,7 +146,7 @@ async def send_test_event(session: AsyncSession, owner: Owner, endpoint_id: str)
     endpoint = await get_endpoint(session, owner, endpoint_id)
     if not endpoint.enabled:
         raise conflict(ErrorCode.WEBHOOK_DISABLED, "The webhook is disabled; enable it (PATCH enabled=true) first.")
-    event = await emit(session, WebhookTestData(webhookId=endpoint.id, url=endpoint.url),
+    event = await emit(session, EventKind.WEBHOOK_TEST, WebhookTestData(webhookId=endpoint.id, url=endpoint.url),
                        bot_id=endpoint.bot_id, operator_id=endpoint.operator_id)
     await queue_messages(session, [endpoint.id], event)
     await session.flush()

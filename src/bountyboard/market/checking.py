@@ -31,7 +31,7 @@ from bountyboard.checks.verifier import compare_receipts
 from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem, invalid, not_found
-from bountyboard.events.kinds import ClaimCheckedData
+from bountyboard.events.kinds import ClaimCheckedData, EventKind
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
 from bountyboard.market.bonds import settle_bond
@@ -266,7 +266,7 @@ async def _apply(session: AsyncSession, held: jobs.Lease, outcome: jobs.Outcome)
             claim.decided_by = "checks"
             claim.review_comment = "The binding checks failed and the claim has no attempt left."
             claim.appeal_deadline = current + timedelta(seconds=get_settings().appeal_window_seconds)
-    await emit(session, ClaimCheckedData(
+    await emit(session, EventKind.CLAIM_CHECKED, ClaimCheckedData(
         taskId=task.id, claimId=claim.id, submissionId=submission.id, checks=outcome.result,
         claimStatus=claim.status, attemptsLeft=left,
     ), **visibility(task, claim))

@@ -15,7 +15,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
 from bountyboard.errors import ErrorCode, conflict, not_found
-from bountyboard.events.kinds import TaskClaimedData
+from bountyboard.events.kinds import EventKind, TaskClaimedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
 from bountyboard.market.bonds import hold_bond
@@ -87,7 +87,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     take_slot(task)
     task.updated_at = current
     await hold_bond(session, task, claim)
-    await emit(session, TaskClaimedData(
+    await emit(session, EventKind.TASK_CLAIMED, TaskClaimedData(
         taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,
         module=task.module, status=claim.status, expiresAt=rfc3339(claim.expires_at),
     ), **visibility(task, claim))

@@ -20,7 +20,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.clock import rfc3339
 from bountyboard.config import get_settings
-from bountyboard.events.kinds import ReviewDueData
+from bountyboard.events.kinds import EventKind, ReviewDueData
 from bountyboard.events.service import emit
 from bountyboard.market.locks import locking
 from bountyboard.market.models import (
@@ -92,7 +92,7 @@ def overdue_appeals(current: datetime) -> ColumnElement[bool]:
 
 async def _tell_due(session: AsyncSession, task: Task, claim: Claim) -> None:
     submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id))
-    await emit(session, ReviewDueData(
+    await emit(session, EventKind.REVIEW_DUE, ReviewDueData(
         taskId=task.id, claimId=claim.id, submissionId=submission_id or "",
         reviewDueAt=rfc3339(claim.review_due_at) or "", onReviewTimeout=on_timeout(task),
     ), **visibility(task, claim))

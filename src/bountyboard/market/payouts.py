@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bountyboard.events.kinds import ArenaRanking, TaskClosedArenaData, TaskClosedWinnerData
+from bountyboard.events.kinds import ArenaRanking, EventKind, TaskClosedArenaData, TaskClosedWinnerData
 from bountyboard.events.service import emit
 from bountyboard.ledger import service as ledger
 from bountyboard.market.locks import locking
@@ -48,7 +48,7 @@ async def close_arena(session: AsyncSession, task: Task, current: datetime) -> N
     await wind_up(session, task, current)
     move_task(task, TaskMove.CLOSE)
     task.ended_at = task.updated_at = current
-    await emit(session, TaskClosedArenaData(
+    await emit(session, EventKind.TASK_CLOSED, TaskClosedArenaData(
         taskId=task.id, module=task.module, status=task.status, rankings=rankings,
         refundedAmount=ledger.from_cents(refunded),
     ), publisher_id=task.publisher_id)
@@ -64,7 +64,7 @@ async def pay_winner(session: AsyncSession, task: Task, claim: Claim, current: d
     claim.rank = 1
     move_task(task, TaskMove.COMPLETE)
     task.ended_at = task.updated_at = current
-    await emit(session, TaskClosedWinnerData(
+    await emit(session, EventKind.TASK_CLOSED, TaskClosedWinnerData(
         taskId=task.id, module=task.module, status=task.status, winningClaimId=claim.id,
         payoutAmount=ledger.from_cents(amount),
     ), publisher_id=task.publisher_id)

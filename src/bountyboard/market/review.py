@@ -17,7 +17,7 @@ from bountyboard.accounts.models import User
 from bountyboard.clock import now
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, conflict, invalid, not_found
-from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData
+from bountyboard.events.kinds import AppealOpenedData, AppealResolvedData, ClaimReviewedData, EventKind
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
 from bountyboard.market import checking
@@ -104,7 +104,7 @@ async def review_claim(session: AsyncSession, reviewer: User, claim_id: str, dec
 async def _tell_reviewed(session: AsyncSession, task: Task, claim: Claim) -> None:
     submission_id = await session.scalar(select(Submission.id).where(Submission.claim_id == claim.id)
                                          .order_by(Submission.attempt.desc()).limit(1))
-    await emit(session, ClaimReviewedData(
+    await emit(session, EventKind.CLAIM_REVIEWED, ClaimReviewedData(
         taskId=task.id, claimId=claim.id, submissionId=submission_id or "",
         decision="accepted" if claim.status == ClaimStatus.ACCEPTED else "rejected",
         reviewState=claim.review_state, comment=claim.review_comment, score=claim.score,
@@ -138,7 +138,7 @@ async def open_appeal(session: AsyncSession, actor: Actor, claim_id: str, body: 
                     reason=body.reason, evidence_urls=body.evidenceUrls, status=AppealStatus.OPEN, created_at=current)
     session.add(appeal)
     move_claim(claim, ClaimMove.APPEAL)
-    await emit(session, AppealOpenedData(
+    await emit(session, EventKind.APPEAL_OPENED, AppealOpenedData(
         taskId=task.id, claimId=claim.id, appealId=appeal.id, reason=body.reason, reviewState=claim.review_state,
     ), **visibility(task, claim))
     await session.flush()
@@ -169,7 +169,7 @@ async def resolve_appeal(session: AsyncSession, reviewer: User, appeal_id: str, 
     appeal.comment = body.comment
     appeal.resolver_id = reviewer.id
     appeal.resolved_at = current
-    await emit(session, AppealResolvedData(
+    await emit(session, EventKind.APPEAL_RESOLVED, AppealResolvedData(
         taskId=task.id, claimId=claim.id, appealId=appeal.id, outcome=body.outcome,
         reviewState=claim.review_state, comment=body.comment,
     ), **visibility(task, claim))

@@ -16,7 +16,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.clock import now
 from bountyboard.errors import ErrorCode
-from bountyboard.events.kinds import ClaimExpiredData, ClaimReleasedData
+from bountyboard.events.kinds import ClaimEndedData, EventKind
 from bountyboard.events.service import emit
 from bountyboard.market.bonds import settle_bond
 from bountyboard.market.locks import HOLDING, holding_claims, locking
@@ -61,8 +61,8 @@ async def end_claim(session: AsyncSession, task: Task, claim: Claim, move: Claim
     move_claim(claim, move)
     free_slot(task, claim, current)
     await settle_bond(session, task, claim, forfeit=forfeit)
-    payload = ClaimReleasedData if move == ClaimMove.RELEASE else ClaimExpiredData
-    await emit(session, payload(
+    kind = EventKind.CLAIM_RELEASED if move == ClaimMove.RELEASE else EventKind.CLAIM_EXPIRED
+    await emit(session, kind, ClaimEndedData(
         taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,
         status=claim.status, module=task.module,
     ), **visibility(task, claim))

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.accounts.auth import Actor
 from bountyboard.clock import now, rfc3339
 from bountyboard.errors import ErrorCode, conflict, invalid
-from bountyboard.events.kinds import ClaimSubmittedData
+from bountyboard.events.kinds import ClaimSubmittedData, EventKind
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
 from bountyboard.market import checking
@@ -91,7 +91,7 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
     move_claim(claim, ClaimMove.SUBMIT)
     claim.submitted_at = current
     schedule_review(task, claim, current)
-    await emit(session, ClaimSubmittedData(
+    await emit(session, EventKind.CLAIM_SUBMITTED, ClaimSubmittedData(
         taskId=task.id, claimId=claim.id, submissionId=submission.id, resultType=submission.result_type,
         submittedAt=rfc3339(current), contentSha256=submission.content_sha256, reviewState=claim.review_state,
     ), **visibility(task, claim))

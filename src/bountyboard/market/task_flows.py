@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bountyboard.accounts.models import User
 from bountyboard.clock import now
 from bountyboard.errors import ErrorCode, conflict, invalid, not_found
-from bountyboard.events.kinds import TaskCancelledData, TaskExpiredData, TaskPublishedData
+from bountyboard.events.kinds import EventKind, TaskEndedData, TaskPublishedData
 from bountyboard.events.service import emit
 from bountyboard.ledger import service as ledger
 from bountyboard.market.locks import lock_task
@@ -46,7 +46,7 @@ async def publish_task(session: AsyncSession, publisher: User, task_id: str,
                               task.bounty_cents, ledger.EntryKind.ESCROW, task_id=task.id, memo="bounty escrow")
     move_task(task, TaskMove.PUBLISH)
     task.published_at = task.updated_at = current
-    await emit(session, TaskPublishedData(
+    await emit(session, EventKind.TASK_PUBLISHED, TaskPublishedData(
         taskId=task.id, module=task.module, status=task.status, bountyAmount=ledger.from_cents(task.bounty_cents),
     ), publisher_id=task.publisher_id)
     await session.flush()
@@ -75,8 +75,8 @@ async def end_task(session: AsyncSession, task: Task, move: TaskMove, current: d
     await wind_up(session, task, current)
     move_task(task, move)
     task.ended_at = task.updated_at = current
-    payload = TaskCancelledData if move == TaskMove.CANCEL else TaskExpiredData
-    await emit(session, payload(
+    kind = EventKind.TASK_CANCELLED if move == TaskMove.CANCEL else EventKind.TASK_EXPIRED
+    await emit(session, kind, TaskEndedData(
         taskId=task.id, module=task.module, status=task.status, refundedAmount=ledger.from_cents(refunded),
     ), publisher_id=task.publisher_id)
 

@@ -3,11 +3,9 @@ and a publisher's decision times, ``GET /v1/publishers/{id}/decisions``."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from fastapi import APIRouter
 
-from bountyboard.accounts.auth import Actor, require
+from bountyboard.accounts.auth import require
 from bountyboard.errors import problem_responses
 from bountyboard.market import decisions
 from bountyboard.market.decisions import PublisherDecisions
@@ -15,21 +13,20 @@ from bountyboard.reputation import service
 from bountyboard.reputation.schemas import BotReputationDetail, OperatorReputationDetail
 from bountyboard.storage.session import ReadSession
 
-router = APIRouter(prefix="/v1", tags=["agent"], responses=problem_responses(401, 404, 422))
-AnyKey = Annotated[Actor, require()]
+router = APIRouter(prefix="/v1", tags=["agent"], dependencies=[require()], responses=problem_responses(401, 404, 422))
 
 
 @router.get("/bots/{id}/reputation", summary="A bot's track record, with the success rate's interval",
             response_model=BotReputationDetail,
             description="Decided outcomes weighted by recency (an outcome `halfLifeDays` old counts half), overall "
                         "and per module, with the Jeffreys interval of the success rate. Public to any valid key.")
-async def bot_reputation(id: str, session: ReadSession, actor: AnyKey) -> BotReputationDetail:
+async def bot_reputation(id: str, session: ReadSession) -> BotReputationDetail:
     return await service.bot_reputation(session, id)
 
 
 @router.get("/operators/{id}/reputation", summary="An operator's track record (its bots' claims and its own)",
             response_model=OperatorReputationDetail)
-async def operator_reputation(id: str, session: ReadSession, actor: AnyKey) -> OperatorReputationDetail:
+async def operator_reputation(id: str, session: ReadSession) -> OperatorReputationDetail:
     return await service.operator_reputation(session, id)
 
 
@@ -37,5 +34,5 @@ async def operator_reputation(id: str, session: ReadSession, actor: AnyKey) -> O
             response_model=PublisherDecisions,
             description="Median and 90th percentile hours from submission to the first decision (nearest rank), "
                         "and the share decided by the review deadline. Public to any valid key.")
-async def publisher_decisions(id: str, session: ReadSession, actor: AnyKey) -> PublisherDecisions:
+async def publisher_decisions(id: str, session: ReadSession) -> PublisherDecisions:
     return await decisions.publisher_decisions(session, id)

@@ -23,7 +23,7 @@ from bountyboard.clock import now, rfc3339
 from bountyboard.config import Settings
 from bountyboard.events import signing
 from bountyboard.events.delivery import policy
-from bountyboard.events.kinds import WebhookEndpointDisabledData
+from bountyboard.events.kinds import EventKind, WebhookEndpointDisabledData
 from bountyboard.events.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from bountyboard.events.service import emit
 from bountyboard.events.webhooks import signing_secrets
@@ -212,6 +212,7 @@ async def _disable(session: AsyncSession, endpoint: WebhookEndpoint, reason: str
     endpoint.enabled, endpoint.disabled_reason, endpoint.disabled_at = False, reason, current
     endpoint.updated_at = current
     log.warning("webhook %s disabled: %s", endpoint.id, reason)
-    await emit(session, WebhookEndpointDisabledData(webhookId=endpoint.id, url=endpoint.url, reason=reason,
-                                                    disabledAt=rfc3339(current)),
+    await emit(session, EventKind.WEBHOOK_ENDPOINT_DISABLED,
+               WebhookEndpointDisabledData(webhookId=endpoint.id, url=endpoint.url, reason=reason,
+                                           disabledAt=rfc3339(current)),
                bot_id=endpoint.bot_id, operator_id=endpoint.operator_id)
