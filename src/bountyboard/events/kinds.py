@@ -7,7 +7,7 @@ docs/webhooks.md (checked by a test) and the tests read the same models, so a pa
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -47,11 +47,25 @@ INTERNAL_KINDS: tuple[EventKind, ...] = tuple(kind for kind in EventKind if kind
 ALL_KINDS: tuple[EventKind, ...] = tuple(EventKind)
 
 
+# The payload models of each kind: one, or two for task.closed (arena rankings or a single winner); the
+# kinds a task or a claim ends by share one. Each model names its kinds; the table is filled as they are defined.
+MODELS: dict[EventKind, tuple[type[EventData], ...]] = {}
+
+
 class EventData(BaseModel):
-    """The ``data`` of an event; ``MODELS`` names the kinds each payload serves."""
+    """The ``data`` of an event of one of its ``kinds``."""
+
+    kinds: ClassVar[tuple[EventKind, ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        for kind in cls.__dict__.get("kinds", ()):
+            MODELS[kind] = (*MODELS.get(kind, ()), cls)
 
 
 class TaskClaimedData(EventData):
+    kinds = (EventKind.TASK_CLAIMED,)
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     botId: str | None = Field(examples=["bot_01jd2k3m4n5p6q7r8s9t0v1w2x"])
@@ -62,6 +76,7 @@ class TaskClaimedData(EventData):
 
 
 class ClaimSubmittedData(EventData):
+    kinds = (EventKind.CLAIM_SUBMITTED,)
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     submissionId: str = Field(examples=[_SUBMISSION])
@@ -74,6 +89,7 @@ class ClaimSubmittedData(EventData):
 class ClaimCheckedData(EventData):
     """A submission's checks ended (DESIGN.md section 13); ``checks`` as on the submission."""
 
+    kinds = (EventKind.CLAIM_CHECKED,)
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     submissionId: str = Field(examples=[_SUBMISSION])
@@ -83,6 +99,7 @@ class ClaimCheckedData(EventData):
 
 
 class ClaimReviewedData(EventData):
+    kinds = (EventKind.CLAIM_REVIEWED,)
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     submissionId: str = Field(examples=[_SUBMISSION])
@@ -95,6 +112,7 @@ class ClaimReviewedData(EventData):
 
 
 class AppealResolvedData(EventData):
+    kinds = (EventKind.APPEAL_RESOLVED,)
     taskId: str = Field(examples=[_TASK])
     claimId: str = Field(examples=[_CLAIM])
     appealId: str = Field(examples=["apl_01jd2k3m4n5p6q7r8s9t0v1w2x"])
@@ -112,12 +130,14 @@ class _TaskData(EventData):
 
 
 class TaskPublishedData(_TaskData):
+    kinds = (EventKind.TASK_PUBLISHED,)
     bountyAmount: float
 
 
 class TaskEndedData(_TaskData):
     """A task cancelled or expired before completion: the escrow went back to the publisher."""
 
+    kinds = (EventKind.TASK_CANCELLED, EventKind.TASK_EXPIRED)
     refundedAmount: float
 
 
@@ -132,6 +152,7 @@ class ArenaRanking(BaseModel):
 class TaskClosedArenaData(_TaskData):
     """An arena task closed: accepted submissions ranked and paid, the rest of the escrow refunded."""
 
+    kinds = (EventKind.TASK_CLOSED,)
     rankings: list[ArenaRanking]
     refundedAmount: float
 
@@ -139,6 +160,7 @@ class TaskClosedArenaData(_TaskData):
 class TaskClosedWinnerData(_TaskData):
     """A single-winner task closed: the accepted claim's operator was paid the whole escrow."""
 
+    kinds = (EventKind.TASK_CLOSED,)
     winningClaimId: str
     payoutAmount: float
 
@@ -146,6 +168,7 @@ class TaskClosedWinnerData(_TaskData):
 class ClaimEndedData(EventData):
     """A claim released or expired without a decision: its slot is free again."""
 
+    kinds = (EventKind.CLAIM_RELEASED, EventKind.CLAIM_EXPIRED)
     taskId: str
     claimId: str
     botId: str | None
@@ -155,6 +178,7 @@ class ClaimEndedData(EventData):
 
 
 class AppealOpenedData(EventData):
+    kinds = (EventKind.APPEAL_OPENED,)
     taskId: str
     claimId: str
     appealId: str
@@ -165,6 +189,7 @@ class AppealOpenedData(EventData):
 class ReviewDueData(EventData):
     """A submission's review falls due (emitted by the review-deadline sweep, DESIGN.md section 14)."""
 
+    kinds = (EventKind.REVIEW_DUE,)
     taskId: str
     claimId: str
     submissionId: str
@@ -174,6 +199,7 @@ class ReviewDueData(EventData):
 
 
 class WebhookEndpointDisabledData(EventData):
+    kinds = (EventKind.WEBHOOK_ENDPOINT_DISABLED,)
     webhookId: str
     url: str
     reason: str
@@ -181,26 +207,6 @@ class WebhookEndpointDisabledData(EventData):
 
 
 class WebhookTestData(EventData):
+    kinds = (EventKind.WEBHOOK_TEST,)
     webhookId: str
     url: str
-
-
-# The payload models of each kind: one, or two for task.closed (arena rankings or a single winner); the
-# kinds a task or a claim ends by share one.
-MODELS: dict[EventKind, tuple[type[EventData], ...]] = {
-    EventKind.TASK_CLAIMED: (TaskClaimedData,),
-    EventKind.CLAIM_SUBMITTED: (ClaimSubmittedData,),
-    EventKind.CLAIM_REVIEWED: (ClaimReviewedData,),
-    EventKind.APPEAL_RESOLVED: (AppealResolvedData,),
-    EventKind.CLAIM_CHECKED: (ClaimCheckedData,),
-    EventKind.TASK_PUBLISHED: (TaskPublishedData,),
-    EventKind.TASK_CANCELLED: (TaskEndedData,),
-    EventKind.TASK_CLOSED: (TaskClosedArenaData, TaskClosedWinnerData),
-    EventKind.TASK_EXPIRED: (TaskEndedData,),
-    EventKind.CLAIM_RELEASED: (ClaimEndedData,),
-    EventKind.CLAIM_EXPIRED: (ClaimEndedData,),
-    EventKind.APPEAL_OPENED: (AppealOpenedData,),
-    EventKind.REVIEW_DUE: (ReviewDueData,),
-    EventKind.WEBHOOK_ENDPOINT_DISABLED: (WebhookEndpointDisabledData,),
-    EventKind.WEBHOOK_TEST: (WebhookTestData,),
-}
