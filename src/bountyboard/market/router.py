@@ -16,6 +16,7 @@ from bountyboard.ledger.service import to_cents
 from bountyboard.market import (
     checking,
     claim_flows,
+    decisions,
     eligibility,
     listing,
     review,
@@ -24,6 +25,7 @@ from bountyboard.market import (
     task_flows,
     views,
 )
+from bountyboard.market.decisions import PublisherDecisions
 from bountyboard.market.models import TaskStatus
 from bountyboard.market.modules import Module
 from bountyboard.market.schemas import (
@@ -155,6 +157,15 @@ async def judge_target(id: str, session: ReadSession,
 async def leaderboard(session: ReadSession, actor: Annotated[Actor, require(Scope.LEADERBOARD_READ)],
                       limit: Annotated[int, Query(ge=1, le=100)] = 20) -> Leaderboard:
     return await service.leaderboard(session, limit)
+
+
+@agent_router.get("/publishers/{id}/decisions", summary="How fast a publisher's submissions are decided",
+                  response_model=PublisherDecisions,
+                  description="Median and 90th percentile hours from submission to the first decision (nearest "
+                              "rank), and the share decided by the review deadline. Any valid key may read it, so "
+                              "bots can choose whom to work for.")
+async def publisher_decisions(id: str, session: ReadSession, actor: Annotated[Actor, require()]) -> PublisherDecisions:
+    return await decisions.publisher_decisions(session, id)
 
 
 # Publishers ---------------------------------------------------------------------------------------

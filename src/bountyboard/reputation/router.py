@@ -1,5 +1,5 @@
-"""Track records any valid key reads: ``GET /v1/bots/{id}/reputation``, ``GET /v1/operators/{id}/reputation``
-and a publisher's decision times, ``GET /v1/publishers/{id}/decisions``."""
+"""Track records any valid key reads: ``GET /v1/bots/{id}/reputation`` and ``GET /v1/operators/{id}/reputation``
+(a publisher's decision times are the marketplace's, ``market.router``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from fastapi import APIRouter
 
 from bountyboard.accounts.auth import require
 from bountyboard.errors import problem_responses
-from bountyboard.market import decisions
-from bountyboard.market.decisions import PublisherDecisions
 from bountyboard.reputation import service
 from bountyboard.reputation.schemas import BotReputationDetail, OperatorReputationDetail
 from bountyboard.storage.session import ReadSession
@@ -29,10 +27,3 @@ async def bot_reputation(id: str, session: ReadSession) -> BotReputationDetail:
 async def operator_reputation(id: str, session: ReadSession) -> OperatorReputationDetail:
     return await service.operator_reputation(session, id)
 
-
-@router.get("/publishers/{id}/decisions", summary="How fast a publisher's submissions are decided",
-            response_model=PublisherDecisions,
-            description="Median and 90th percentile hours from submission to the first decision (nearest rank), "
-                        "and the share decided by the review deadline. Public to any valid key.")
-async def publisher_decisions(id: str, session: ReadSession) -> PublisherDecisions:
-    return await decisions.publisher_decisions(session, id)
