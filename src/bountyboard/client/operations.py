@@ -4,7 +4,9 @@ Each operation is a generator (sans I/O, see :mod:`.calls`): it checks the scope
 requests and returns the result, keeping the crash-safe state of claims and submissions on the way.
 :class:`~bountyboard.client.Client` drives them with blocking I/O and
 :class:`~bountyboard.client.AsyncClient` with awaited I/O, so scopes, bodies, idempotency keys and
-state have one implementation. To add one: write its generator here, then one method on each client
+state have one implementation. Each client makes its methods from these (``claim = blocking(Operations.claim)``,
+``awaited`` in the asynchronous one), which keeps their names, parameters and docstrings: this class is the
+SDK's written-out surface. To add an operation: write its generator here, then that one line in each client
 (``tests/client/test_async_client.py`` holds the two clients to the same methods and signatures).
 """
 
@@ -55,10 +57,13 @@ class Operations:
         if scope.value not in self._scopes:
             raise MissingScopeError([scope.value], action)
 
-    def _call(self, scope: Scope, action: str, call: Call) -> Op[Any]:
-        """The operation that is one call needing one scope."""
+    def _call(self, scope: Scope, action: str, method: str, template: str, /, *,
+              params: dict[str, Any] | None = None, **ids: str) -> Op[Any]:
+        """The operation that is one call needing one scope: ``method`` on the path ``template`` names, with
+        ``ids`` filled in by :func:`resource_path` (so a malformed id is refused before any request)."""
+        path = resource_path(template, **ids)
         yield from self._need(scope, action)
-        return (yield call)
+        return (yield Call(method, path, params))
 
     # Identity ------------------------------------------------------------------------------------
 
@@ -117,8 +122,7 @@ class Operations:
 
     def get_task(self, task_id: str) -> Op[t.Task]:
         """A task (``GET /v1/agent/tasks/{taskId}``, needs ``tasks:read``)."""
-        path = resource_path("/v1/agent/tasks/{task_id}", task_id=task_id)
-        return self._call(Scope.TASKS_READ, "reading a task", Call("GET", path))
+        return self._call(Scope.TASKS_READ, "reading a task", "GET", "/v1/agent/tasks/{task_id}", task_id=task_id)
 
     def claim(self, task_id: str) -> Op[t.ClaimCreated]:
         """Claim a task. The claim's idempotency key and then its id are persisted: after a crash, calling
@@ -161,13 +165,13 @@ class Operations:
 
     def claim_status(self, claim_id: str) -> Op[t.ClaimStatus]:
         """A claim's state and its next action (``GET /v1/agent/claims/{claimId}/status``, needs ``claims:read``)."""
-        path = resource_path("/v1/agent/claims/{claim_id}/status", claim_id=claim_id)
-        return self._call(Scope.CLAIMS_READ, "reading a claim's status", Call("GET", path))
+        return self._call(Scope.CLAIMS_READ, "reading a claim's status",
+                          "GET", "/v1/agent/claims/{claim_id}/status", claim_id=claim_id)
 
     def heartbeat(self, claim_id: str) -> Op[t.ClaimStatus]:
         """Extend a claim's lease (``POST /v1/agent/claims/{claimId}/heartbeat``, needs ``tasks:claim``)."""
-        path = resource_path("/v1/agent/claims/{claim_id}/heartbeat", claim_id=claim_id)
-        return self._call(Scope.TASKS_CLAIM, "extending a claim", Call("POST", path))
+        return self._call(Scope.TASKS_CLAIM, "extending a claim",
+                          "POST", "/v1/agent/claims/{claim_id}/heartbeat", claim_id=claim_id)
 
     def release(self, claim_id: str) -> Op[t.ClaimStatus]:
         """Give a claim back before its deadline; the state file forgets it."""
@@ -255,8 +259,8 @@ class Operations:
 
     def review_queue(self, *, module: str | None = None, page: int | None = None) -> Op[t.ClaimDetailPage]:
         """Submissions awaiting review, oldest first (needs ``claims:review``)."""
-        return self._call(Scope.CLAIMS_REVIEW, "reading the review queue",
-                          Call("GET", "/v1/review/queue", {"module": module, "page": page}))
+        return self._call(Scope.CLAIMS_REVIEW, "reading the review queue", "GET", "/v1/review/queue",
+                          params={"module": module, "page": page})
 
     def review(self, claim_id: str, decision: str, comment: str = "", *, score: float | None = None,
                deliverables: list[bool] | None = None) -> Op[t.ClaimDetail]:
@@ -272,7 +276,7 @@ class Operations:
 
     def balance(self) -> Op[t.Balance]:
         """The operator's balance (``GET /v1/profile/balance``)."""
-        return self._call(Scope.PROFILE_READ, "reading the balance", Call("GET", "/v1/profile/balance"))
+        return self._call(Scope.PROFILE_READ, "reading the balance", "GET", "/v1/profile/balance")
 
     # Events --------------------------------------------------------------------------------------
 
@@ -351,8 +355,8 @@ class Operations:
 
     def revoke_key(self, key_id: str) -> Op[t.ApiKey]:
         """Revoke an API key (``DELETE /v1/profile/api-keys/{keyId}``, needs ``agent:manage``)."""
-        path = resource_path("/v1/profile/api-keys/{key_id}", key_id=key_id)
-        return self._call(Scope.AGENT_MANAGE, "revoking an API key", Call("DELETE", path))
+        return self._call(Scope.AGENT_MANAGE, "revoking an API key",
+                          "DELETE", "/v1/profile/api-keys/{key_id}", key_id=key_id)
 
     def webhooks(self) -> Op[list[t.Webhook]]:
         """Every webhook of the key's owner."""
@@ -367,18 +371,18 @@ class Operations:
 
     def delete_webhook(self, webhook_id: str) -> Op[t.Webhook]:
         """Delete a webhook (``DELETE /v1/agent/webhooks/{webhookId}``, needs ``webhooks:manage``)."""
-        path = resource_path("/v1/agent/webhooks/{webhook_id}", webhook_id=webhook_id)
-        return self._call(Scope.WEBHOOKS_MANAGE, "deleting a webhook", Call("DELETE", path))
+        return self._call(Scope.WEBHOOKS_MANAGE, "deleting a webhook",
+                          "DELETE", "/v1/agent/webhooks/{webhook_id}", webhook_id=webhook_id)
 
     def rotate_webhook_secret(self, webhook_id: str) -> Op[t.Webhook]:
         """A new signing secret; the old one keeps working for a while (needs ``webhooks:manage``)."""
-        path = resource_path("/v1/agent/webhooks/{webhook_id}/rotate-secret", webhook_id=webhook_id)
-        return self._call(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret", Call("POST", path))
+        return self._call(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret",
+                          "POST", "/v1/agent/webhooks/{webhook_id}/rotate-secret", webhook_id=webhook_id)
 
     def test_webhook(self, webhook_id: str) -> Op[t.Event]:
         """Send a test event to a webhook now (needs ``webhooks:manage``)."""
-        path = resource_path("/v1/agent/webhooks/{webhook_id}/test", webhook_id=webhook_id)
-        return self._call(Scope.WEBHOOKS_MANAGE, "testing a webhook", Call("POST", path))
+        return self._call(Scope.WEBHOOKS_MANAGE, "testing a webhook",
+                          "POST", "/v1/agent/webhooks/{webhook_id}/test", webhook_id=webhook_id)
 
     def webhook_deliveries(self, webhook_id: str) -> Op[list[t.DeliveryAttempt]]:
         """The latest delivery attempts of a webhook, newest first."""

@@ -235,13 +235,17 @@ class SubmissionReceipt(BaseModel):
 
 
 class SubmissionOut(BaseModel):
-    id: str
+    """One submission of a claim, as recorded."""
+
+    id: str = Field(examples=["sub_01jd2k3m4n5p6q7r8s9t0v1w2x"])
     resultType: ArtifactType
-    content: str | None
-    attachments: list[dict[str, Any]]
-    contentSha256: str
-    submittedAt: str
-    attempt: int
+    content: str | None = Field(description="The result itself, or a durable URL to it, as submitted.")
+    attachments: list[dict[str, Any]] = Field(
+        description="As submitted; one naming an upload (fileKey) carries the stored file's fileName, mimeType, "
+                    "sizeBytes and sha256.")
+    contentSha256: str = Field(description="Hex SHA-256 of content (of the empty string when there is none).")
+    submittedAt: str = Field(description="When the service recorded it.")
+    attempt: int = Field(description="1, then 2 and on after binding checks sent work back")
     checks: dict[str, Any] | None = Field(description="The checks' outcome (DESIGN.md section 13).")
 
 
