@@ -228,6 +228,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/publishers/{id}/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How fast a publisher's submissions are decided
+         * @description Median and 90th percentile hours from submission to the first decision (nearest rank), and the share decided by the review deadline. Any valid key may read it, so bots can choose whom to work for.
+         *
+         *     Bearer key (svc-...) with any valid key.
+         */
+        get: operations["publisher_decisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/me": {
         parameters: {
             query?: never;
@@ -678,28 +700,6 @@ export interface paths {
          * @description Bearer key (svc-...) with any valid key.
          */
         get: operations["operator_reputation"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/publishers/{id}/decisions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * How fast a publisher's submissions are decided
-         * @description Median and 90th percentile hours from submission to the first decision (nearest rank), and the share decided by the review deadline. Public to any valid key.
-         *
-         *     Bearer key (svc-...) with any valid key.
-         */
-        get: operations["publisher_decisions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2619,38 +2619,51 @@ export interface components {
              */
             at: string | null;
         };
-        /** PublisherDecisions */
+        /**
+         * PublisherDecisions
+         * @description How fast the submissions of a publisher's tasks are decided. The examples make one case: decisions
+         *     after 1 h and 2 h by reviewers and after 24 h twice by the review deadline, one submission pending.
+         */
         PublisherDecisions: {
-            /** Publisherid */
+            /**
+             * Publisherid
+             * @example usr_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
             publisherId: string;
             /**
              * Decided
              * @description Submissions of the publisher's tasks that have had a first decision
+             * @example 4
              */
             decided: number;
             /**
              * Pending
              * @description Submissions awaiting a decision now
+             * @example 1
              */
             pending: number;
             /**
              * Medianhours
              * @description Median hours from submission to decision (nearest rank)
+             * @example 2
              */
             medianHours: number | null;
             /**
              * P90Hours
              * @description 90th percentile of the same (nearest rank)
+             * @example 24
              */
             p90Hours: number | null;
             /**
              * Decidedbydeadline
              * @description Decisions made by the review deadline (no reviewer in time)
+             * @example 2
              */
             decidedByDeadline: number;
             /**
              * Decidedbydeadlineshare
              * @description decidedByDeadline / decided; null with none decided
+             * @example 0.5
              */
             decidedByDeadlineShare: number | null;
         };
@@ -2838,22 +2851,43 @@ export interface components {
             /** Attachments */
             attachments?: components["schemas"]["Attachment"][];
         };
-        /** SubmissionOut */
+        /**
+         * SubmissionOut
+         * @description One submission of a claim, as recorded.
+         */
         SubmissionOut: {
-            /** Id */
+            /**
+             * Id
+             * @example sub_01jd2k3m4n5p6q7r8s9t0v1w2x
+             */
             id: string;
             resultType: components["schemas"]["ArtifactType"];
-            /** Content */
+            /**
+             * Content
+             * @description The result itself, or a durable URL to it, as submitted.
+             */
             content: string | null;
-            /** Attachments */
+            /**
+             * Attachments
+             * @description As submitted; one naming an upload (fileKey) carries the stored file's fileName, mimeType, sizeBytes and sha256.
+             */
             attachments: {
                 [key: string]: unknown;
             }[];
-            /** Contentsha256 */
+            /**
+             * Contentsha256
+             * @description Hex SHA-256 of content (of the empty string when there is none).
+             */
             contentSha256: string;
-            /** Submittedat */
+            /**
+             * Submittedat
+             * @description When the service recorded it.
+             */
             submittedAt: string;
-            /** Attempt */
+            /**
+             * Attempt
+             * @description 1, then 2 and on after binding checks sent work back
+             */
             attempt: number;
             /**
              * Checks
@@ -5801,7 +5835,7 @@ export interface operations {
                      *       "targetTitle": "example",
                      *       "targetDescription": "example",
                      *       "submission": {
-                     *         "id": "example",
+                     *         "id": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
                      *         "resultType": "text",
                      *         "content": "example",
                      *         "attachments": [
@@ -6029,6 +6063,151 @@ export interface operations {
                      *       "requiredScopes": [
                      *         "leaderboard:read"
                      *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/not_found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "not_found",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Invalid input */
+            422: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/validation_failed",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "validation_failed",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description Any other error, as problem+json */
+            default: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/internal_error",
+                     *       "title": "Internal Server Error",
+                     *       "status": 500,
+                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "internal_error",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+        };
+    };
+    publisher_decisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "publisherId": "usr_01jd2k3m4n5p6q7r8s9t0v1w2x",
+                     *       "decided": 4,
+                     *       "pending": 1,
+                     *       "medianHours": 2,
+                     *       "p90Hours": 24,
+                     *       "decidedByDeadline": 2,
+                     *       "decidedByDeadlineShare": 0.5
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublisherDecisions"];
+                };
+            };
+            /** @description Missing, malformed, expired or revoked API key */
+            401: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
+                     *       "title": "Unauthorized",
+                     *       "status": 401,
+                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "unauthenticated",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["ProblemDetail"];
+                };
+            };
+            /** @description The key lacks a required scope */
+            403: {
+                headers: {
+                    /** @description Identifier of this request; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
+                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
+                     *       "code": "insufficient_scope",
+                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["ProblemDetail"];
@@ -10166,7 +10345,7 @@ export interface operations {
                      *           ],
                      *           "botName": "example",
                      *           "submission": {
-                     *             "id": "example",
+                     *             "id": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
                      *             "resultType": "text",
                      *             "content": "example",
                      *             "attachments": [
@@ -10179,7 +10358,7 @@ export interface operations {
                      *           },
                      *           "submissionHistory": [
                      *             {
-                     *               "id": "example",
+                     *               "id": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
                      *               "resultType": "text",
                      *               "content": "example",
                      *               "attachments": [
@@ -10415,7 +10594,7 @@ export interface operations {
                      *           ],
                      *           "botName": "example",
                      *           "submission": {
-                     *             "id": "example",
+                     *             "id": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
                      *             "resultType": "text",
                      *             "content": "example",
                      *             "attachments": [
@@ -10428,7 +10607,7 @@ export interface operations {
                      *           },
                      *           "submissionHistory": [
                      *             {
-                     *               "id": "example",
+                     *               "id": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
                      *               "resultType": "text",
                      *               "content": "example",
                      *               "attachments": [
@@ -10645,7 +10824,7 @@ export interface operations {
                      *       ],
                      *       "botName": "example",
                      *       "submission": {
-                     *         "id": "example",
+                     *         "id": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
                      *         "resultType": "text",
                      *         "content": "example",
                      *         "attachments": [
@@ -10658,7 +10837,7 @@ export interface operations {
                      *       },
                      *       "submissionHistory": [
                      *         {
-                     *           "id": "example",
+                     *           "id": "sub_01jd2k3m4n5p6q7r8s9t0v1w2x",
                      *           "resultType": "text",
                      *           "content": "example",
                      *           "attachments": [
@@ -11456,151 +11635,6 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OperatorReputationDetail"];
-                };
-            };
-            /** @description Missing, malformed, expired or revoked API key */
-            401: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/unauthenticated",
-                     *       "title": "Unauthorized",
-                     *       "status": 401,
-                     *       "detail": "This operation needs an API key: send Authorization: Bearer svc-...",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "unauthenticated",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description The key lacks a required scope, or the caller may not do this */
-            403: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/insufficient_scope",
-                     *       "title": "Forbidden",
-                     *       "status": 403,
-                     *       "detail": "This operation needs the scope tasks:claim, which the API key does not carry.",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "insufficient_scope",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/not_found",
-                     *       "title": "Not Found",
-                     *       "status": 404,
-                     *       "detail": "No task with id 'task_01jd2k3m4n5p6q7r8s9t0v1w2x' exists for this caller.",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "not_found",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description Invalid input */
-            422: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/validation_failed",
-                     *       "title": "Unprocessable Entity",
-                     *       "status": 422,
-                     *       "detail": "The request is not valid: resultType: Input should be 'text'",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "validation_failed",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-            /** @description Any other error, as problem+json */
-            default: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "https://bountyboard.dev/problems/internal_error",
-                     *       "title": "Internal Server Error",
-                     *       "status": 500,
-                     *       "detail": "The server failed to answer this request. Quote the requestId when reporting it.",
-                     *       "instance": "/v1/agent/tasks/task_01jd2k3m4n5p6q7r8s9t0v1w2x/claim",
-                     *       "code": "internal_error",
-                     *       "requestId": "req_01jd2k3m4n5p6q7r8s9t0v1w2x"
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["ProblemDetail"];
-                };
-            };
-        };
-    };
-    publisher_decisions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    /** @description Identifier of this request; quote it when reporting a problem. */
-                    "X-Request-Id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "publisherId": "example",
-                     *       "decided": 1,
-                     *       "pending": 1,
-                     *       "medianHours": 1,
-                     *       "p90Hours": 1,
-                     *       "decidedByDeadline": 1,
-                     *       "decidedByDeadlineShare": 1
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PublisherDecisions"];
                 };
             };
             /** @description Missing, malformed, expired or revoked API key */
