@@ -4,9 +4,7 @@ Each operation is a generator (sans I/O, see :mod:`.calls`): it checks the scope
 requests and returns the result, keeping the crash-safe state of claims and submissions on the way.
 :class:`~bountyboard.client.Client` drives them with blocking I/O and
 :class:`~bountyboard.client.AsyncClient` with awaited I/O, so scopes, bodies, idempotency keys and
-state have one implementation. Each client makes its methods from these (``claim = blocking(Operations.claim)``,
-``awaited`` in the asynchronous one), which keeps their names, parameters and docstrings: this class is the
-SDK's written-out surface. To add an operation: write its generator here, then that one line in each client
+state have one implementation. To add one: write its generator here, then one method on each client
 (``tests/client/test_async_client.py`` holds the two clients to the same methods and signatures).
 """
 
