@@ -50,7 +50,7 @@ class Scripted:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = do_DELETE = _answer
+            do_GET = do_POST = do_PUT = do_DELETE = _answer
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -96,6 +96,17 @@ def test_given_idempotency_key_is_sent_and_gets_carry_none(scripted: Scripted) -
     assert post_headers["Idempotency-Key"] == "my-key"
     assert "Idempotency-Key" not in get_headers
     assert get_path == "/y?page=2"
+
+
+def test_raw_bytes_go_out_as_octet_stream_with_the_key_on_every_retry(scripted: Scripted) -> None:
+    scripted.answers += [(503, {}, {"code": "unavailable"}), (200, {}, {"archiveKey": "vfa_1"})]
+    with _transport(scripted.url, []) as transport:
+        answer = transport.request("PUT", "/v1/tasks/t/verifier-archive", content=b"\x1f\x8b raw")
+    assert answer.json() == {"archiveKey": "vfa_1"}
+    assert [(method, body) for method, _, _, body in scripted.requests] == [("PUT", b"\x1f\x8b raw")] * 2
+    for _, _, headers, _ in scripted.requests:
+        assert headers["Content-Type"] == "application/octet-stream" and headers["Authorization"] == "Bearer svc-test"
+        assert "Idempotency-Key" not in headers
 
 
 def test_a_request_in_flight_elsewhere_is_waited_out(scripted: Scripted) -> None:

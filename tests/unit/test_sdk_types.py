@@ -32,6 +32,7 @@ SHAPES: dict[str, tuple[str, ...]] = {
     "ClaimPage": ("KeysetPage_AgentClaimStatus_",),
     "Attachment": ("Attachment",),
     "Upload": ("UploadOut",),
+    "VerifierArchive": ("VerifierArchiveOut",),
     "DownloadLink": ("DownloadLink",),
     "SubmissionReceipt": ("SubmissionReceipt",),
     "Event": ("EventOut",),

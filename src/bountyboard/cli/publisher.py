@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -9,6 +11,18 @@ import typer
 from bountyboard.cli import tables
 from bountyboard.cli.session import JsonFlag, client_session, show
 from bountyboard.ledger.money import format_money
+
+
+def _checks_file(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        checks = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise typer.BadParameter(f"{path} is not JSON: {error}", param_hint="--checks") from error
+    if not isinstance(checks, dict):
+        raise typer.BadParameter(f"{path} holds no JSON object", param_hint="--checks")
+    return checks
 
 
 def publish(
@@ -21,15 +35,33 @@ def publish(
     source_language: Annotated[str | None, typer.Option(help="translate: BCP 47 tag, e.g. en.")] = None,
     target_language: Annotated[str | None, typer.Option(help="translate: BCP 47 tag, e.g. fr.")] = None,
     target_claim: Annotated[str | None, typer.Option(help="judge: the claim to evaluate.")] = None,
+    checks: Annotated[Path | None, typer.Option(
+        exists=True, dir_okay=False, metavar="FILE.json",
+        help="Checks before review, a JSON object as in docs/checks.md (binding, maxAttempts, rules, verifier, "
+             "solution).")] = None,
+    verifier_tests: Annotated[Path | None, typer.Option(
+        exists=True, metavar="DIR",
+        help="The verifier's tests/ directory (with its test.sh), or a .tar.gz of one: uploaded to the draft and "
+             "named as the checks' verifier, whose trials and limits --checks gives.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Create a task and publish it (publisher keys: tasks:publish)."""
+    """Create a task and publish it (publisher keys: tasks:publish); with --checks, work is checked before
+    review, and with --verifier-tests the verifier runs those tests (its self-test on the checks' solution
+    runs before publishing)."""
+    if verifier_tests is not None and checks is None:
+        raise typer.BadParameter("needs --checks: the verifier's settings and the solution its self-test runs",
+                                 param_hint="--verifier-tests")
     extra: dict[str, Any] = {"deliverables": deliverable, "repositoryUrl": repository,
                              "sourceLanguage": source_language, "targetLanguage": target_language,
                              "targetClaimId": target_claim}
-    with client_session() as client:
-        task = client.publish_task(module, title, description, bounty,
-                                   fields={name: value for name, value in extra.items() if value})
+    given = _checks_file(checks)
+    try:
+        with client_session() as client:
+            task = client.publish_task(module, title, description, bounty,
+                                       fields={name: value for name, value in extra.items() if value},
+                                       checks=given, verifier_tests=verifier_tests)
+    except ValueError as error:  # refused before any request: the checks give the verifier's files inline too
+        raise typer.BadParameter(str(error), param_hint="--verifier-tests") from error
     show(task, as_json, lambda made: tables.fields(f"Published {made['id']}", {
         "id": made["id"], "module": made["module"], "title": made["title"], "status": made["status"],
         "bounty": format_money(made["bountyAmount"]), "escrow": made.get("escrowStatus")}))

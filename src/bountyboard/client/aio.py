@@ -158,10 +158,25 @@ class AsyncClient(BaseClient):
     # Publishing and review ------------------------------------------------------------------------
 
     async def publish_task(self, module: str, title: str, description: str = "", bounty: str = "0", *,
-                           fields: dict[str, Any] | None = None) -> t.Task:
+                           fields: dict[str, Any] | None = None, checks: dict[str, Any] | None = None,
+                           verifier_tests: str | Path | None = None) -> t.Task:
         """Create a task and publish it at once (its bounty is escrowed from the publisher's balance);
-        ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...)."""
-        return await self._run(self._ops.publish_task(module, title, description, bounty, fields=fields))
+        ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...), ``checks`` the checks
+        before review (docs/checks.md). ``verifier_tests``, a ``tests/`` directory or a ``.tar.gz`` of one,
+        is the checks' verifier: uploaded to the draft (as :meth:`upload_verifier_archive` does) and named
+        by ``checks["verifier"]["archiveKey"]``, its other settings (``trials``...) taken from ``checks``,
+        before publishing, whose self-test runs it. A refusal after the draft is made leaves the draft."""
+        op = self._ops.publish_task(module, title, description, bounty, fields=fields, checks=checks,
+                                    verifier_tests=verifier_tests)
+        return await self._run(op)
+
+    async def upload_verifier_archive(self, task_id: str, tests: str | Path) -> t.VerifierArchive:
+        """Upload a draft's verifier (``PUT /v1/tasks/{taskId}/verifier-archive``, by the draft's publisher, needs
+        ``tasks:publish``): ``tests`` is the ``tests/`` directory, packed in memory (deterministically: the same
+        files, the same ``sha256``), or a ``.tar.gz`` of one, sent as is. The service checks that it unpacks
+        with a ``tests/test.sh`` (else 422 ``invalid_task`` says why); an upload replaces the draft's earlier
+        ones. The answer's ``archiveKey`` goes into the draft's ``checks.verifier.archiveKey``."""
+        return await self._run(self._ops.upload_verifier_archive(task_id, tests))
 
     async def review_queue(self, *, module: str | None = None, page: int | None = None) -> t.ClaimDetailPage:
         """Submissions awaiting review, oldest first (needs ``claims:review``)."""
@@ -245,7 +260,7 @@ class AsyncClient(BaseClient):
         if isinstance(call, calls.PutFile):
             return await self.transport.put_file(call.url, call.headers, call.chunks(), call.size)
         response = await self.transport.request(call.method, call.path, json=call.body, params=call.params,
-                                                idempotency_key=call.idempotency_key)
+                                                idempotency_key=call.idempotency_key, content=call.content)
         return response.json()
 
     async def _run(self, op: calls.FileOp[T]) -> T:

@@ -1,7 +1,7 @@
 """The steps an operation of :mod:`.operations` takes, and the rules every request follows.
 
-An operation is a generator (sans I/O): it yields a :class:`Call` (or, to move a file's bytes, a
-:class:`PutFile`) and receives the decoded JSON answer, or has the exception of the request thrown
+An operation is a generator (sans I/O): it yields a :class:`Call` (or, to move a file's bytes to an
+upload URL, a :class:`PutFile`) and receives the decoded JSON answer, or has the exception of the request thrown
 into it; it returns the result. A stream also yields :class:`Item` (one value for the caller) and
 :class:`Sleep` (wait before polling again). :func:`advance` and :func:`step_of` are how a client
 drives one; each client brings the I/O.
@@ -32,11 +32,15 @@ FILE_CHUNK_BYTES = 256 * 1024
 
 @dataclass(frozen=True)
 class Call:
+    """One request to the service with the key: ``body`` goes out as JSON, or ``content`` as raw bytes
+    (``application/octet-stream``), never both."""
+
     method: str
     path: str
     params: dict[str, Any] | None = None
     body: Any = None
     idempotency_key: str | None = None
+    content: bytes | None = None
 
 
 @dataclass(frozen=True)

@@ -148,10 +148,25 @@ class Client(BaseClient):
     # Publishing and review ------------------------------------------------------------------------
 
     def publish_task(self, module: str, title: str, description: str = "", bounty: str = "0", *,
-                     fields: dict[str, Any] | None = None) -> t.Task:
+                     fields: dict[str, Any] | None = None, checks: dict[str, Any] | None = None,
+                     verifier_tests: str | Path | None = None) -> t.Task:
         """Create a task and publish it at once (its bounty is escrowed from the publisher's balance);
-        ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...)."""
-        return self._run(self._ops.publish_task(module, title, description, bounty, fields=fields))
+        ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...), ``checks`` the checks
+        before review (docs/checks.md). ``verifier_tests``, a ``tests/`` directory or a ``.tar.gz`` of one,
+        is the checks' verifier: uploaded to the draft (as :meth:`upload_verifier_archive` does) and named
+        by ``checks["verifier"]["archiveKey"]``, its other settings (``trials``...) taken from ``checks``,
+        before publishing, whose self-test runs it. A refusal after the draft is made leaves the draft."""
+        op = self._ops.publish_task(module, title, description, bounty, fields=fields, checks=checks,
+                                    verifier_tests=verifier_tests)
+        return self._run(op)
+
+    def upload_verifier_archive(self, task_id: str, tests: str | Path) -> t.VerifierArchive:
+        """Upload a draft's verifier (``PUT /v1/tasks/{taskId}/verifier-archive``, by the draft's publisher, needs
+        ``tasks:publish``): ``tests`` is the ``tests/`` directory, packed in memory (deterministically: the same
+        files, the same ``sha256``), or a ``.tar.gz`` of one, sent as is. The service checks that it unpacks
+        with a ``tests/test.sh`` (else 422 ``invalid_task`` says why); an upload replaces the draft's earlier
+        ones. The answer's ``archiveKey`` goes into the draft's ``checks.verifier.archiveKey``."""
+        return self._run(self._ops.upload_verifier_archive(task_id, tests))
 
     def review_queue(self, *, module: str | None = None, page: int | None = None) -> t.ClaimDetailPage:
         """Submissions awaiting review, oldest first (needs ``claims:review``)."""
@@ -235,7 +250,7 @@ class Client(BaseClient):
         if isinstance(call, calls.PutFile):
             return self.transport.put_file(call.url, call.headers, call.chunks(), call.size)
         return self.transport.request(call.method, call.path, json=call.body, params=call.params,
-                                      idempotency_key=call.idempotency_key).json()
+                                      idempotency_key=call.idempotency_key, content=call.content).json()
 
     def _run(self, op: calls.FileOp[T]) -> T:
         step = calls.advance(op, None)

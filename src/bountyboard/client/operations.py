@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from bountyboard.client import types as t
+from bountyboard.client.archive import verifier_archive
 from bountyboard.client.calls import (
     FILE_CHUNK_BYTES,
     Call,
@@ -246,14 +247,40 @@ class Operations:
     # Publishing and review -----------------------------------------------------------------------
 
     def publish_task(self, module: str, title: str, description: str = "", bounty: str = "0", *,
-                     fields: dict[str, Any] | None = None) -> Op[t.Task]:
+                     fields: dict[str, Any] | None = None, checks: dict[str, Any] | None = None,
+                     verifier_tests: str | Path | None = None) -> Op[t.Task]:
         """Create a task and publish it at once (its bounty is escrowed from the publisher's balance);
-        ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...)."""
+        ``fields`` adds module fields (camelCase: deliverables, repositoryUrl...), ``checks`` the checks
+        before review (docs/checks.md). ``verifier_tests``, a ``tests/`` directory or a ``.tar.gz`` of one,
+        is the checks' verifier: uploaded to the draft (as :meth:`upload_verifier_archive` does) and named
+        by ``checks["verifier"]["archiveKey"]``, its other settings (``trials``...) taken from ``checks``,
+        before publishing, whose self-test runs it. A refusal after the draft is made leaves the draft."""
+        verifier = dict((checks or {}).get("verifier") or {})
+        if verifier_tests is not None and "files" in verifier:
+            raise ValueError("the checks' verifier gives its files inline, and verifier_tests an archive: give one")
+        archive = None if verifier_tests is None else verifier_archive(verifier_tests)
         yield from self._need(Scope.TASKS_PUBLISH, "publishing a task")
+        if archive is not None:  # the draft is made with the other checks, its verifier named once uploaded
+            checks = {name: value for name, value in (checks or {}).items() if name != "verifier"}
         body = {"module": module, "title": title, "description": description, "bountyAmount": bounty,
-                **(fields or {})}
+                **(fields or {}), **({"checks": checks} if checks else {})}
         draft = yield Call("POST", "/v1/tasks", body=body)
-        return cast(t.Task, (yield Call("POST", resource_path("/v1/tasks/{task_id}/publish", task_id=draft["id"]))))
+        task = resource_path("/v1/tasks/{task_id}", task_id=draft["id"])
+        if archive is not None:
+            stored = yield Call("PUT", f"{task}/verifier-archive", content=archive)
+            verifier["archiveKey"] = stored["archiveKey"]
+            yield Call("PATCH", task, body={"checks": {**(checks or {}), "verifier": verifier}})
+        return cast(t.Task, (yield Call("POST", f"{task}/publish")))
+
+    def upload_verifier_archive(self, task_id: str, tests: str | Path) -> Op[t.VerifierArchive]:
+        """Upload a draft's verifier (``PUT /v1/tasks/{taskId}/verifier-archive``, by the draft's publisher, needs
+        ``tasks:publish``): ``tests`` is the ``tests/`` directory, packed in memory (deterministically: the same
+        files, the same ``sha256``), or a ``.tar.gz`` of one, sent as is. The service checks that it unpacks
+        with a ``tests/test.sh`` (else 422 ``invalid_task`` says why); an upload replaces the draft's earlier
+        ones. The answer's ``archiveKey`` goes into the draft's ``checks.verifier.archiveKey``."""
+        path = resource_path("/v1/tasks/{task_id}/verifier-archive", task_id=task_id)
+        yield from self._need(Scope.TASKS_PUBLISH, "uploading a verifier archive")
+        return cast(t.VerifierArchive, (yield Call("PUT", path, content=verifier_archive(tests))))
 
     def review_queue(self, *, module: str | None = None, page: int | None = None) -> Op[t.ClaimDetailPage]:
         """Submissions awaiting review, oldest first (needs ``claims:review``)."""

@@ -90,11 +90,12 @@ class _RetryRules:
         return headers
 
     @staticmethod
-    def prepare(method: str, params: dict[str, Any] | None,
-                idempotency_key: str | None) -> tuple[str, dict[str, str], dict[str, Any] | None]:
-        """The method, headers and query of one request; the same key goes out on every retry of it."""
+    def prepare(method: str, params: dict[str, Any] | None, idempotency_key: str | None,
+                content: bytes | None) -> tuple[str, dict[str, str], dict[str, Any] | None]:
+        """The method, headers and query of one request; the same key goes out on every retry of it.
+        Raw ``content`` goes out as ``application/octet-stream``."""
         method = method.upper()
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = {} if content is None else {"Content-Type": "application/octet-stream"}
         if method == "POST":
             headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
         elif idempotency_key:
@@ -156,19 +157,20 @@ class Transport(_RetryRules):
         self.close()
 
     def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-                idempotency_key: str | None = None) -> httpx.Response:
-        method, headers, query = self.prepare(method, params, idempotency_key)
+                idempotency_key: str | None = None, content: bytes | None = None) -> httpx.Response:
+        """One request with the key, retried by the rules above; ``json`` is the body, or ``content`` raw bytes."""
+        method, headers, query = self.prepare(method, params, idempotency_key, content)
         attempt = 0
-        while not isinstance(step := self.after_attempt(attempt, self._attempt(method, path, json, query, headers)),
-                             httpx.Response):
+        while not isinstance(step := self.after_attempt(attempt, self._attempt(method, path, json, content, query,
+                                                                               headers)), httpx.Response):
             self._sleep(step)
             attempt += 1
         return step
 
-    def _attempt(self, method: str, path: str, json: Any, query: dict[str, Any] | None,
+    def _attempt(self, method: str, path: str, json: Any, content: bytes | None, query: dict[str, Any] | None,
                  headers: dict[str, str]) -> httpx.Response | httpx.TransportError:
         try:
-            return self._client.request(method, path, json=json, params=query, headers=headers)
+            return self._client.request(method, path, json=json, content=content, params=query, headers=headers)
         except httpx.TransportError as error:
             return error
 
@@ -208,19 +210,21 @@ class AsyncTransport(_RetryRules):
         await self.aclose()
 
     async def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
-                      idempotency_key: str | None = None) -> httpx.Response:
-        method, headers, query = self.prepare(method, params, idempotency_key)
+                      idempotency_key: str | None = None, content: bytes | None = None) -> httpx.Response:
+        """:meth:`Transport.request`, awaited."""
+        method, headers, query = self.prepare(method, params, idempotency_key, content)
         attempt = 0
-        while not isinstance(step := self.after_attempt(attempt, await self._attempt(method, path, json, query,
-                                                                                     headers)), httpx.Response):
+        while not isinstance(step := self.after_attempt(attempt, await self._attempt(method, path, json, content,
+                                                                                     query, headers)), httpx.Response):
             await self._sleep(step)
             attempt += 1
         return step
 
-    async def _attempt(self, method: str, path: str, json: Any, query: dict[str, Any] | None,
+    async def _attempt(self, method: str, path: str, json: Any, content: bytes | None, query: dict[str, Any] | None,
                        headers: dict[str, str]) -> httpx.Response | httpx.TransportError:
         try:
-            return await self._client.request(method, path, json=json, params=query, headers=headers)
+            return await self._client.request(method, path, json=json, content=content, params=query,
+                                              headers=headers)
         except httpx.TransportError as error:
             return error
 

@@ -228,6 +228,16 @@ class Upload(TypedDict):
     expiresAt: str | None
 
 
+class VerifierArchive(TypedDict):
+    """A draft's uploaded verifier (``PUT /v1/tasks/{id}/verifier-archive``)."""
+
+    archiveKey: str  # give it as the draft's checks.verifier.archiveKey
+    taskId: str
+    sha256: str
+    sizeBytes: int
+    createdAt: str
+
+
 class DownloadLink(TypedDict):
     fileKey: str
     downloadUrl: str  # signed; works without the key until expiresAt
