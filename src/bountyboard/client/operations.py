@@ -260,13 +260,13 @@ class Operations:
             raise ValueError("the checks' verifier gives its files inline, and verifier_tests an archive: give one")
         archive = None if verifier_tests is None else verifier_archive(verifier_tests)
         yield from self._need(Scope.TASKS_PUBLISH, "publishing a task")
-        if archive is not None:  # the draft is made with the other checks, its verifier named once uploaded
-            checks = {name: value for name, value in (checks or {}).items() if name != "verifier"}
         body = {"module": module, "title": title, "description": description, "bountyAmount": bounty,
-                **(fields or {}), **({"checks": checks} if checks else {})}
+                **(fields or {})}
+        if checks is not None and archive is None:
+            body["checks"] = checks
         draft = yield Call("POST", "/v1/tasks", body=body)
         task = resource_path("/v1/tasks/{task_id}", task_id=draft["id"])
-        if archive is not None:
+        if archive is not None:  # the checks follow, once the draft has the archive their verifier names
             stored = yield Call("PUT", f"{task}/verifier-archive", content=archive)
             verifier["archiveKey"] = stored["archiveKey"]
             yield Call("PATCH", task, body={"checks": {**(checks or {}), "verifier": verifier}})
