@@ -30,6 +30,7 @@ def sync(client: Client) -> None:
     reveal_type(client.bots())
     reveal_type(attachment_of(client.upload("clm_x", "notes.txt")))
     reveal_type(client.claim_status(claim_id="clm_x"))
+    reveal_type(client.upload_verifier_archive("task_x", "tests"))
     client.claim_status(claim="clm_x")  # type: ignore[call-arg]
 
 
@@ -41,6 +42,7 @@ async def awaited(client: AsyncClient) -> None:
     reveal_type(client.iter_tasks())
     reveal_type(await client.webhooks())
     reveal_type(await client.submit(claim_id="clm_x", result_type="text", idempotency_key="retry-1"))
+    reveal_type(await client.publish_task("fun", "t", checks={"binding": True}, verifier_tests="tests"))
 '''
 
 
@@ -57,9 +59,10 @@ EXPECTED = [
     _model("ActorContext"), _model("Task"), _model("TaskPage"), f"typing.Iterator[{_model('Task')}",
     _model("ClaimCreated"), _model("SubmissionReceipt"), _model("Upload"),
     f"typing.Iterator[tuple[{_model('Event')}", f"list[{_model('Bot')}", _model("Attachment"), _model("ClaimStatus"),
+    _model("VerifierArchive"),
     f"typing.Coroutine[Any, Any, {_model('ClaimCreated')}", _model("ClaimCreated"), _model("ClaimStatus"),
     _model("EventPage"), f"typing.AsyncIterator[{_model('Task')}", f"list[{_model('Webhook')}",
-    _model("SubmissionReceipt"),
+    _model("SubmissionReceipt"), _model("Task"),
 ]
 
 
