@@ -1,8 +1,8 @@
 """The steps an operation of :mod:`.operations` takes, and the rules every request follows.
 
 An operation is a generator (sans I/O): it yields a :class:`Call` (or, to move a file's bytes to an
-upload URL, a :class:`PutFile`) and receives the decoded JSON answer, or has the exception of the request thrown
-into it; it returns the result. A stream also yields :class:`Item` (one value for the caller) and
+upload URL, a :class:`PutFile`) and receives the decoded JSON answer, or has the exception of the
+request thrown into it; it returns the result. A stream also yields :class:`Item` (one value for the caller) and
 :class:`Sleep` (wait before polling again). :func:`advance` and :func:`step_of` are how a client
 drives one; each client brings the I/O.
 
