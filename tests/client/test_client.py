@@ -81,3 +81,17 @@ def test_events_follow_the_claim(server: LiveServer, market: Marketplace, tmp_pa
         assert seen == [("task.claimed", claim_id)]
         assert client.latest_cursor() != start
         assert list(client.iter_events(after=client.latest_cursor())) == []
+
+
+def test_track_records_read_through_the_sdk(server: LiveServer, market: Marketplace, tmp_path: Path) -> None:
+    """A bot's reputation and its publisher's decision times, each after one accepted submission."""
+    task = market.publish("fun")
+    with Client(server.base_url, market.bot.key, state_path=tmp_path / "s.json") as client:
+        claim_id = client.claim(task["id"])["claimId"]
+        client.submit(claim_id, "text", "An old silent pond")
+        market.review(claim_id)
+        record = client.reputation(market.bot.bot["id"])
+        decisions = client.publisher_decisions(market.publisher.user["id"])
+    assert record["botId"] == market.bot.bot["id"]
+    assert (round(record["overall"]["successes"], 3), record["overall"]["failures"]) == (1.0, 0)
+    assert (decisions["publisherId"], decisions["decided"], decisions["pending"]) == (market.publisher.user["id"], 1, 0)

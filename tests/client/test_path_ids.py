@@ -40,6 +40,8 @@ def _attempts(task_id: str, attachment: Path) -> list[tuple[str, Callable[[Clien
         ("key_id", Client.revoke_key, "x/../../../../v1/profile/api-keys?"),
         ("webhook_id", Client.webhook_deliveries, keys),
         ("webhook_id", Client.delete_webhook, keys),
+        ("bot_id", Client.reputation, keys),
+        ("publisher_id", Client.publisher_decisions, keys),
         # Encoded dots, an id with a tail, an id of another kind: none is an id of the kind the path names.
         ("claim_id", Client.claim_status, "%2e%2e%2f%2e%2e%2f%2e%2e%2fv1%2fprofile%2fapi-keys%3f"),
         ("task_id", Client.get_task, f"{task_id}/../../../../v1/profile/api-keys?"),

@@ -119,7 +119,7 @@ class InvalidIdError(BountyboardError, ValueError):
 
 # The kind of id (bountyboard.contract.ids) that each path parameter of the operations names.
 _PATH_IDS: dict[str, Prefix] = {"task_id": "task", "bot_id": "bot", "claim_id": "clm", "file_key": "upl",
-                               "key_id": "key", "webhook_id": "whk"}
+                               "key_id": "key", "webhook_id": "whk", "publisher_id": "usr"}
 
 
 def resource_path(template: str, **ids: Any) -> str:
