@@ -10,6 +10,7 @@ import typer
 
 from bountyboard.cli import tables
 from bountyboard.cli.session import JsonFlag, client_session, show
+from bountyboard.client.archive import archive_verifier
 from bountyboard.ledger.money import format_money
 
 
@@ -55,13 +56,15 @@ def publish(
                              "sourceLanguage": source_language, "targetLanguage": target_language,
                              "targetClaimId": target_claim}
     given = _checks_file(checks)
-    try:
-        with client_session() as client:
-            task = client.publish_task(module, title, description, bounty,
-                                       fields={name: value for name, value in extra.items() if value},
-                                       checks=given, verifier_tests=verifier_tests)
-    except ValueError as error:  # refused before any request: the checks give the verifier's files inline too
-        raise typer.BadParameter(str(error), param_hint="--verifier-tests") from error
+    if verifier_tests is not None:
+        try:
+            archive_verifier(given)
+        except ValueError as error:  # the checks give the verifier's files inline too
+            raise typer.BadParameter(str(error), param_hint="--verifier-tests") from error
+    with client_session() as client:
+        task = client.publish_task(module, title, description, bounty,
+                                   fields={name: value for name, value in extra.items() if value},
+                                   checks=given, verifier_tests=verifier_tests)
     show(task, as_json, lambda made: tables.fields(f"Published {made['id']}", {
         "id": made["id"], "module": made["module"], "title": made["title"], "status": made["status"],
         "bounty": format_money(made["bountyAmount"]), "escrow": made.get("escrowStatus")}))

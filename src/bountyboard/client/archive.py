@@ -15,6 +15,7 @@ import io
 import os
 import tarfile
 from pathlib import Path
+from typing import Any
 
 ARCHIVE_ROOT = "tests"
 
@@ -54,3 +55,12 @@ def verifier_archive(tests: str | Path) -> bytes:
     """The bytes to upload as a verifier: ``tests`` packed when a directory, else read (a ``.tar.gz`` of one)."""
     source = Path(tests)
     return pack_tests(source) if source.is_dir() else source.read_bytes()
+
+
+def archive_verifier(checks: dict[str, Any] | None) -> dict[str, Any]:
+    """The checks' verifier settings (``trials``...) that an uploaded archive completes with its ``archiveKey``;
+    refused (``ValueError``, before any request) when they give the verifier's files inline as well."""
+    verifier = dict((checks or {}).get("verifier") or {})
+    if "files" in verifier:
+        raise ValueError("the checks' verifier gives its files inline, and verifier_tests an archive: give one")
+    return verifier

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from bountyboard.client import types as t
-from bountyboard.client.archive import verifier_archive
+from bountyboard.client.archive import archive_verifier, verifier_archive
 from bountyboard.client.calls import (
     FILE_CHUNK_BYTES,
     Call,
@@ -57,12 +57,12 @@ class Operations:
             raise MissingScopeError([scope.value], action)
 
     def _call(self, scope: Scope, action: str, method: str, template: str, /, *,
-              params: dict[str, Any] | None = None, **ids: str) -> Op[Any]:
+              params: dict[str, Any] | None = None, content: bytes | None = None, **ids: str) -> Op[Any]:
         """The operation that is one call needing one scope: ``method`` on the path ``template`` names, with
         ``ids`` filled in by :func:`resource_path` (so a malformed id is refused before any request)."""
         path = resource_path(template, **ids)
         yield from self._need(scope, action)
-        return (yield Call(method, path, params))
+        return (yield Call(method, path, params, content=content))
 
     # Identity ------------------------------------------------------------------------------------
 
@@ -255,9 +255,7 @@ class Operations:
         is the checks' verifier: uploaded to the draft (as :meth:`upload_verifier_archive` does) and named
         by ``checks["verifier"]["archiveKey"]``, its other settings (``trials``...) taken from ``checks``,
         before publishing, whose self-test runs it. A refusal after the draft is made leaves the draft."""
-        verifier = dict((checks or {}).get("verifier") or {})
-        if verifier_tests is not None and "files" in verifier:
-            raise ValueError("the checks' verifier gives its files inline, and verifier_tests an archive: give one")
+        verifier = archive_verifier(checks) if verifier_tests is not None else {}
         archive = None if verifier_tests is None else verifier_archive(verifier_tests)
         yield from self._need(Scope.TASKS_PUBLISH, "publishing a task")
         body = {"module": module, "title": title, "description": description, "bountyAmount": bounty,
@@ -278,9 +276,8 @@ class Operations:
         files, the same ``sha256``), or a ``.tar.gz`` of one, sent as is. The service checks that it unpacks
         with a ``tests/test.sh`` (else 422 ``invalid_task`` says why); an upload replaces the draft's earlier
         ones. The answer's ``archiveKey`` goes into the draft's ``checks.verifier.archiveKey``."""
-        path = resource_path("/v1/tasks/{task_id}/verifier-archive", task_id=task_id)
-        yield from self._need(Scope.TASKS_PUBLISH, "uploading a verifier archive")
-        return cast(t.VerifierArchive, (yield Call("PUT", path, content=verifier_archive(tests))))
+        return self._call(Scope.TASKS_PUBLISH, "uploading a verifier archive", "PUT",
+                          "/v1/tasks/{task_id}/verifier-archive", content=verifier_archive(tests), task_id=task_id)
 
     def review_queue(self, *, module: str | None = None, page: int | None = None) -> Op[t.ClaimDetailPage]:
         """Submissions awaiting review, oldest first (needs ``claims:review``)."""
