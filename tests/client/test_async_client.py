@@ -52,8 +52,8 @@ def test_both_clients_offer_the_same_methods_with_the_same_signatures() -> None:
 
 
 def test_every_operation_is_a_method_of_both_clients_with_its_parameters() -> None:
-    operations = {name: member for name, member in vars(Operations).items()
-                  if not name.startswith("_") and inspect.isfunction(member)}
+    operations = {name: member for name, member in inspect.getmembers(Operations, inspect.isfunction)
+                  if not name.startswith("_")}
     clients = _public(Client)
     assert set(operations) <= set(clients)
     for name, operation in operations.items():

@@ -4,7 +4,8 @@ Each operation is a generator (sans I/O, see :mod:`.calls`): it checks the scope
 requests and returns the result, keeping the crash-safe state of claims and submissions on the way.
 :class:`~bountyboard.client.Client` drives them with blocking I/O and
 :class:`~bountyboard.client.AsyncClient` with awaited I/O, so scopes, bodies, idempotency keys and
-state have one implementation. To add one: write its generator here, then one method on each client
+state have one implementation. To add one: write its generator here (or, for the events feed and an
+operator's bots, keys and webhooks, in :mod:`.operator_operations`), then one method on each client
 (``tests/client/test_async_client.py`` holds the two clients to the same methods and signatures).
 """
 
@@ -26,51 +27,23 @@ from bountyboard.client.calls import (
     MissingScopeError,
     Op,
     PutFile,
-    Sleep,
     Stream,
     fingerprint,
     resource_path,
     submission_body,
 )
 from bountyboard.client.media import guess_mime_type
-from bountyboard.client.state import StateFile
+from bountyboard.client.operator_operations import OperatorOperations
 from bountyboard.client.transport import ApiError
-from bountyboard.contract.pages import PAGE_SIZE_MAX
 from bountyboard.contract.scopes import Scope
 
 
-class Operations:
-    """The operations of one key. ``check_scopes`` False leaves every refusal to the service."""
-
-    def __init__(self, state: StateFile, *, check_scopes: bool = True) -> None:
-        self.state = state
-        self.check_scopes = check_scopes
-        self._scopes: frozenset[str] | None = None
-
-    def _need(self, scope: Scope, action: str) -> Op[None]:
-        if not self.check_scopes:
-            return
-        if self._scopes is None:
-            yield from self.me()
-        assert self._scopes is not None
-        if scope.value not in self._scopes:
-            raise MissingScopeError([scope.value], action)
-
-    def _call(self, scope: Scope, action: str, method: str, template: str, /, *,
-              params: dict[str, Any] | None = None, content: bytes | None = None, **ids: str) -> Op[Any]:
-        """The operation that is one call needing one scope: ``method`` on the path ``template`` names, with
-        ``ids`` filled in by :func:`resource_path` (so a malformed id is refused before any request)."""
-        path = resource_path(template, **ids)
-        yield from self._need(scope, action)
-        return (yield Call(method, path, params, content=content))
+class Operations(OperatorOperations):
+    """Every operation of one key: identity, tasks and claims, publishing and review here; the scope
+    check in :class:`~.scoped.ScopedOperations`; events and the operator's resources in
+    :class:`~.operator_operations.OperatorOperations`."""
 
     # Identity ------------------------------------------------------------------------------------
-
-    def me(self) -> Op[t.ActorContext]:
-        """The actor context of the key (``GET /v1/agent/me``); refreshes the known scopes."""
-        context = cast(t.ActorContext, (yield Call("GET", "/v1/agent/me")))
-        self._scopes = frozenset(context["scopes"])
-        return context
 
     def whoami(self) -> Op[t.Identity]:
         """Who the key speaks for (``GET /api/auth/me``); needs no scope."""
@@ -300,114 +273,3 @@ class Operations:
         """The operator's balance (``GET /v1/profile/balance``)."""
         return self._call(Scope.PROFILE_READ, "reading the balance", "GET", "/v1/profile/balance")
 
-    # Events --------------------------------------------------------------------------------------
-
-    def events(self, *, after: str | None = None, types: Iterable[str] | None = None,
-               limit: int | None = None) -> Op[t.EventPage]:
-        """One page of the events the key may see, after the cursor ``after``."""
-        yield from self._need(Scope.CLAIMS_READ, "reading events")
-        params = {"after": after, "types": ",".join(types) if types else None, "limit": limit}
-        return cast(t.EventPage, (yield Call("GET", "/v1/agent/events", params)))
-
-    def latest_cursor(self) -> Op[str | None]:
-        """The cursor after the newest visible event (to follow only what happens from now on)."""
-        cursor: str | None = None
-        while True:
-            page = yield from self.events(after=cursor, limit=100)
-            cursor = page["nextCursor"] or cursor
-            if not page["hasMore"]:
-                return cursor
-
-    def iter_events(self, *, after: str | None = None, types: Iterable[str] | None = None, follow: bool = False,
-                    poll_interval: float = 2.0) -> Stream[tuple[t.Event, str | None]]:
-        """Events in order with the cursor after each; with ``follow``, keeps polling for new ones."""
-        kinds = list(types) if types else None
-        cursor = after
-        while True:
-            page = yield from self.events(after=cursor, types=kinds, limit=100)
-            for event in page["data"]:
-                # The feed's cursor is the sequence of the last event returned.
-                yield Item((event, str(event["sequence"])))
-            cursor = page["nextCursor"] or cursor
-            if page["hasMore"]:
-                continue
-            if not follow:
-                return
-            yield Sleep(poll_interval)
-
-    # Operator resources --------------------------------------------------------------------------
-
-    def _every(self, path: str) -> Op[list[Any]]:
-        """All items of a page-numbered list."""
-        items: list[Any] = []
-        page = 1
-        while True:
-            result = yield Call("GET", path, {"page": page, "pageSize": PAGE_SIZE_MAX})
-            items.extend(result["data"])
-            if not result["hasMore"]:
-                return items
-            page += 1
-
-    def bots(self) -> Op[list[t.Bot]]:
-        """Every bot of the operator."""
-        yield from self._need(Scope.AGENT_MANAGE, "listing bots")
-        return cast(list[t.Bot], (yield from self._every("/v1/agent/bots")))
-
-    def create_bot(self, name: str, description: str = "", max_active_claims: int = 1) -> Op[t.Bot]:
-        """A new bot of the operator (needs ``agent:manage``)."""
-        yield from self._need(Scope.AGENT_MANAGE, "creating a bot")
-        body = {"name": name, "description": description, "maxActiveClaims": max_active_claims}
-        return cast(t.Bot, (yield Call("POST", "/v1/agent/bots", body=body)))
-
-    def keys(self) -> Op[list[t.ApiKey]]:
-        """The operator's API keys (without their secrets)."""
-        yield from self._need(Scope.PROFILE_READ, "listing API keys")
-        return cast(list[t.ApiKey], (yield Call("GET", "/v1/profile/api-keys"))["data"])
-
-    def create_key(self, kind: str, scopes: list[str], *, bot_id: str | None = None, name: str = "",
-                   expires_at: str | None = None) -> Op[t.ApiKey]:
-        """A new API key; its secret is in the answer's ``key``, shown this once."""
-        yield from self._need(Scope.AGENT_MANAGE, "creating an API key")
-        body: dict[str, Any] = {"kind": kind, "scopes": scopes, "name": name}
-        if bot_id:
-            body["botId"] = bot_id
-        if expires_at:
-            body["expiresAt"] = expires_at
-        return cast(t.ApiKey, (yield Call("POST", "/v1/profile/api-keys", body=body)))
-
-    def revoke_key(self, key_id: str) -> Op[t.ApiKey]:
-        """Revoke an API key (``DELETE /v1/profile/api-keys/{keyId}``, needs ``agent:manage``)."""
-        return self._call(Scope.AGENT_MANAGE, "revoking an API key",
-                          "DELETE", "/v1/profile/api-keys/{key_id}", key_id=key_id)
-
-    def webhooks(self) -> Op[list[t.Webhook]]:
-        """Every webhook of the key's owner."""
-        yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhooks")
-        return cast(list[t.Webhook], (yield from self._every("/v1/agent/webhooks")))
-
-    def create_webhook(self, url: str, events: list[str], description: str = "") -> Op[t.Webhook]:
-        """A new webhook; its signing secret is in the answer's ``secret``, shown this once."""
-        yield from self._need(Scope.WEBHOOKS_MANAGE, "creating a webhook")
-        body = {"url": url, "events": events, "description": description}
-        return cast(t.Webhook, (yield Call("POST", "/v1/agent/webhooks", body=body)))
-
-    def delete_webhook(self, webhook_id: str) -> Op[t.Webhook]:
-        """Delete a webhook (``DELETE /v1/agent/webhooks/{webhookId}``, needs ``webhooks:manage``)."""
-        return self._call(Scope.WEBHOOKS_MANAGE, "deleting a webhook",
-                          "DELETE", "/v1/agent/webhooks/{webhook_id}", webhook_id=webhook_id)
-
-    def rotate_webhook_secret(self, webhook_id: str) -> Op[t.Webhook]:
-        """A new signing secret; the old one keeps working for a while (needs ``webhooks:manage``)."""
-        return self._call(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret",
-                          "POST", "/v1/agent/webhooks/{webhook_id}/rotate-secret", webhook_id=webhook_id)
-
-    def test_webhook(self, webhook_id: str) -> Op[t.Event]:
-        """Send a test event to a webhook now (needs ``webhooks:manage``)."""
-        return self._call(Scope.WEBHOOKS_MANAGE, "testing a webhook",
-                          "POST", "/v1/agent/webhooks/{webhook_id}/test", webhook_id=webhook_id)
-
-    def webhook_deliveries(self, webhook_id: str) -> Op[list[t.DeliveryAttempt]]:
-        """The latest delivery attempts of a webhook, newest first."""
-        path = resource_path("/v1/agent/webhooks/{webhook_id}/deliveries", webhook_id=webhook_id)
-        yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhook deliveries")
-        return cast(list[t.DeliveryAttempt], (yield Call("GET", path))["data"])
