@@ -17,7 +17,6 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import Bot, User
 from bountyboard.errors import not_found
 from bountyboard.market.models import Claim, Task
-from bountyboard.storage.unit_of_work import core
 
 
 def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
@@ -30,10 +29,7 @@ def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
 _TASK_BY_ID = select(Task).where(Task.id == bindparam("task_id"))
 _TASK = locking(_TASK_BY_ID)
 _TASK_UNLESS_BUSY = locking(_TASK_BY_ID, skip_locked=True)
-# A claim's task found through the claim in the same statement (a claim's task never changes); only the
-# task's row is locked by it (``FOR UPDATE OF tasks`` on PostgreSQL).
-_TASK_OF_CLAIM = (select(Task).join(Claim, Claim.task_id == Task.id).where(Claim.id == bindparam("claim_id"))
-                  .with_for_update(of=Task).execution_options(populate_existing=True))
+_TASK_OF_CLAIM = select(Claim.task_id).where(Claim.id == bindparam("claim_id"))
 _CLAIM = locking(select(Claim).where(Claim.id == bindparam("claim_id")))
 HOLDING = select(Claim).where(Claim.task_id == bindparam("task_id"), Claim.holds_slot.is_(True))
 """A task's slot-holding claims (parameter ``task_id``); locked and in order by :func:`holding_claims`."""
@@ -47,7 +43,8 @@ async def lock_task(session: AsyncSession, task_id: str, *, skip_locked: bool = 
 
 async def locked_claim(session: AsyncSession, claim_id: str) -> tuple[Task, Claim]:
     """The claim and its task, both locked (task first, as everywhere)."""
-    task = (await session.execute(_TASK_OF_CLAIM, {"claim_id": claim_id})).scalar_one_or_none()
+    task_id = await session.scalar(_TASK_OF_CLAIM, {"claim_id": claim_id})
+    task = await lock_task(session, task_id) if task_id else None
     if task is None:
         raise not_found("claim", claim_id)
     claim = (await session.execute(_CLAIM, {"claim_id": claim_id})).scalar_one()
@@ -59,15 +56,13 @@ async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
     return list((await session.execute(_HOLDING_IN_ORDER, {"task_id": task_id})).scalars())
 
 
-# The limit alone, not the bot's ORM object: nothing else of the row is read under the lock. Core
-# statements (``core``): no flow changes these rows, so no pending change needs flushing before them.
-_BOT = select(Bot.max_active_claims).where(Bot.id == bindparam("bot_id")).with_for_update()
+_BOT = locking(select(Bot).where(Bot.id == bindparam("bot_id")))
 _USER = select(User.id).where(User.id == bindparam("user_id")).with_for_update()
 
 
 async def lock_holder(session: AsyncSession, actor: Actor) -> int:
     """Lock the claimant's row (its claims on other tasks race on it); returns its active-claim limit."""
     if actor.bot is not None:
-        return int((await core(session, _BOT, {"bot_id": actor.bot.id})).scalar_one())
-    await core(session, _USER, {"user_id": actor.user_id})
+        return int((await session.execute(_BOT, {"bot_id": actor.bot.id})).scalar_one().max_active_claims)
+    await session.execute(_USER, {"user_id": actor.user_id})
     return 1

@@ -24,13 +24,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import Insert, Table, insert, inspect
-from sqlalchemy.engine import Connection, CursorResult
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import DeclarativeBase, make_transient_to_detached
-from sqlalchemy.sql import Executable
 
 from bountyboard.errors import Problem
 from bountyboard.storage.sqlite_driver import begin_immediate
@@ -93,40 +90,6 @@ def _begin(connection: Connection) -> None:
         # asyncpg's adapter, out of autocommit, begins a transaction with the next statement and ends it
         # with the session's commit or rollback; the pool restores autocommit at checkin.
         connection.connection.dbapi_connection.isolation_level = "read_committed"  # type: ignore[union-attr]
-
-
-async def core(session: AsyncSession, statement: Executable, parameters: Any = None) -> CursorResult[*tuple[Any, ...]]:
-    """Run a Core statement (built once, on tables rather than mapped classes) on the session's connection,
-    inside its transaction, without the ORM's work per statement: no autoflush (flush first when the
-    statement must see pending changes), no ORM loading of the rows. In process on SQLite, the event
-    counter's update took 250 us as an ORM-enabled ``update(EventCounter)`` through ``session.execute``,
-    75-85 us on its table and 65-75 us through here (docs/performance.md)."""
-    return await session.run_sync(lambda sync: sync.connection().execute(statement, parameters))
-
-
-_INSERTS: dict[type[Any], tuple[Insert, dict[str, str]]] = {}
-
-
-async def insert_new(session: AsyncSession, row: DeclarativeBase) -> None:
-    """Write a new row with one Core INSERT (built once per class) instead of ``session.add`` and the unit of
-    work's flush (in process, a new claim added to the flush of a changed task took it from about 340 to
-    730 us: docs/performance.md). The row is the one a flush would write: the attributes set, the columns'
-    defaults for the others (set on ``row`` too, as a flush sets them), NULL where there is none. ``row`` then
-    joins the session as a row loaded from the database would (no second INSERT), so a change made to it
-    later in the transaction is flushed as an UPDATE, not lost."""
-    mapped = type(row)
-    if mapped not in _INSERTS:
-        columns = {prop.key: prop.columns[0].key for prop in inspect(mapped).column_attrs}
-        _INSERTS[mapped] = insert(cast(Table, row.__table__)), columns
-    statement, columns = _INSERTS[mapped]
-    given = {column: row.__dict__[key] for key, column in columns.items() if key in row.__dict__}
-    sent = (await core(session, statement, given)).last_inserted_params()
-    assert not isinstance(sent, list), "one row"
-    for key, column in columns.items():
-        if key not in row.__dict__:
-            setattr(row, key, sent.get(column))
-    make_transient_to_detached(row)
-    session.add(row)
 
 
 async def begin(session: AsyncSession) -> None:
