@@ -73,3 +73,13 @@ def test_a_request_session_reads_without_a_transaction_and_writes_in_one(app_adm
     reads, writes = asyncio.run(run())
     assert not [s for s in reads if s.upper().startswith(("BEGIN", "COMMIT"))], reads
     assert writes[0] == "BEGIN IMMEDIATE" and writes[-1].startswith("INSERT"), writes
+
+
+def test_a_get_reads_in_one_snapshot(app_admin: Admin) -> None:
+    """A GET's statements, the key check's with the route's, follow one deferred BEGIN (one snapshot:
+    tests/foundation/test_snapshot_reads.py); the GET commits nothing."""
+    with recorded_statements() as statements:
+        response = app_admin.http.get("/v1/agent/bots")
+    assert response.status_code == 200, response.text
+    assert statements[0] == "BEGIN" and len(statements) > 1, statements
+    assert not [s for s in statements[1:] if s.upper().startswith(("BEGIN", "COMMIT"))], statements

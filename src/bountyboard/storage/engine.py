@@ -3,10 +3,14 @@
 SQLite (the embedded default, in WAL mode) and PostgreSQL run the same models and the same Alembic
 history. Two views of one connection pool:
 
-- ``reader``: what request sessions are made from. It begins no transaction (SQLite: no ``BEGIN``;
-  PostgreSQL: autocommit), so a request that only reads never takes SQLite's write lock and pays no
-  ``BEGIN``/``COMMIT`` round trips. A request that writes begins its transaction explicitly
-  (``unit_of_work.transaction``).
+- ``reader``: what the sessions of requests that may write are made from. It begins no transaction
+  (SQLite: no ``BEGIN``; PostgreSQL: autocommit), so the key check and a route that only reads never take
+  SQLite's write lock. A request that writes begins its transaction explicitly (``unit_of_work.transaction``).
+- ``snapshot_reader``: what a ``GET``'s (or ``HEAD``'s) session is made from. Its first statement begins a
+  read-only transaction that every later statement of the request reads in (SQLite: a deferred ``BEGIN``;
+  PostgreSQL: ``REPEATABLE READ READ ONLY``), ended when the session closes. A page built from several
+  statements then shows one committed state: a check's outcome never without its effect on the claim
+  (tests/foundation/test_snapshot_reads.py), where autocommit gave each statement its own.
 - the engine itself: what background jobs and the CLI use (``sessionmaker``); its transactions begin
   with the first statement, on SQLite with ``BEGIN IMMEDIATE``.
 """
@@ -20,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from bountyboard.config import Settings, get_settings
 from bountyboard.storage.migrations import private_sqlite_files, sqlite_path
 from bountyboard.storage.replica import RecentWriters
-from bountyboard.storage.sqlite_driver import NO_BEGIN, InlineDBAPI, configure_sqlite
+from bountyboard.storage.sqlite_driver import NO_BEGIN, SNAPSHOT, InlineDBAPI, configure_sqlite
 from bountyboard.storage.stamps import PostgresStamps, SQLiteStamps, Stamps
 from bountyboard.storage.unit_of_work import UnitOfWorkSession
 
@@ -54,21 +58,31 @@ class Database:
             SQLiteStamps(sqlite_path(settings.effective_database_url)) if self.engine.dialect.name == "sqlite"
             else PostgresStamps(self.engine.dialect.create_connect_args(self.engine.url)[1]))
         # Background jobs and the CLI: a transaction from the first statement, committed by the job.
-        self.sessionmaker = async_sessionmaker(self.engine, class_=UnitOfWorkSession, expire_on_commit=False)
-        options: dict[str, Any] = {NO_BEGIN: True}
-        if self.engine.dialect.name == "postgresql":
-            options["isolation_level"] = "AUTOCOMMIT"
-        self.reader = self.engine.execution_options(**options)
-        # Requests: no transaction until ``unit_of_work.transaction`` begins one.
-        self.request_sessionmaker = async_sessionmaker(self.reader, class_=UnitOfWorkSession, expire_on_commit=False)
-        # GET routes: from the standby, if there is one, as ``reader`` (``storage.replica``).
+        self.sessionmaker = self._sessions(self.engine)
+        postgresql = self.engine.dialect.name == "postgresql"
+        reading: dict[str, Any] = {NO_BEGIN: True, "isolation_level": "AUTOCOMMIT"} if postgresql else {NO_BEGIN: True}
+        snapshot: dict[str, Any] = ({"isolation_level": "REPEATABLE READ", "postgresql_readonly": True} if postgresql
+                                    else {SNAPSHOT: True})
+        self.reader = self.engine.execution_options(**reading)
+        self.snapshot_reader = self.engine.execution_options(**snapshot)
+        # Requests: no transaction until ``unit_of_work.transaction`` begins one; a GET's, one snapshot.
+        self.request_sessionmaker = self._sessions(self.reader)
+        self.snapshot_sessionmaker = self._sessions(self.snapshot_reader)
+        # GET routes: from the standby, if there is one, as ``snapshot_reader`` (``storage.replica``).
         self.replica_engine: AsyncEngine | None = None
         self.replica_sessionmaker: async_sessionmaker[UnitOfWorkSession] | None = None
         self.recent_writers = RecentWriters(settings.read_your_writes_seconds)
         if settings.database_read_url:
             self.replica_engine = build_engine(settings, settings.database_read_url)
-            self.replica_sessionmaker = async_sessionmaker(self.replica_engine.execution_options(**options),
-                                                           class_=UnitOfWorkSession, expire_on_commit=False)
+            self.replica_sessionmaker = self._sessions(self.replica_engine.execution_options(**snapshot))
+
+    @staticmethod
+    def _sessions(bind: AsyncEngine) -> async_sessionmaker[UnitOfWorkSession]:
+        return async_sessionmaker(bind, class_=UnitOfWorkSession, expire_on_commit=False)
+
+    def is_request_bind(self, bind: object) -> bool:
+        """Whether a session is a request's (made from ``reader`` or ``snapshot_reader``)."""
+        return bind is self.reader or bind is self.snapshot_reader
 
     @property
     def dialect(self) -> str:

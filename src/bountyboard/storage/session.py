@@ -1,13 +1,16 @@
 """A route's session: ``ReadSession`` for a route that only reads, ``WriteSession`` for one that writes.
 
 A request has one session (``request_session``), opened on first use and closed by
-``RequestSessionMiddleware`` once the answer is sent. It begins no transaction by itself
-(``engine.Database.reader``): the key check and a reading route's statements each read the latest
-committed state, and never take SQLite's write lock. ``WriteSession`` is the same session inside one unit
-of work (``unit_of_work.transaction``): begun when FastAPI resolves it, committed when the route's answer
-is ready, before it is sent. FastAPI resolves a route's dependencies in the order of its parameters, so a
-writing route lists its ``WriteSession`` after the caller's dependency (tests/unit/test_sessions.py checks
-every route). With a standby (``replica``), a GET's ``ReadSession`` is a second session, on the standby.
+``RequestSessionMiddleware`` once the answer is sent. A ``GET``'s (or ``HEAD``'s) reads one snapshot from
+its first statement to its close (``engine.Database.snapshot_reader``), so an answer built from several
+statements shows one committed state; a GET never writes (tests/unit/test_get_writes_nothing.py). Any
+other request's session begins no transaction by itself (``engine.Database.reader``): the key check and a
+reading route's statements each read the latest committed state, and never take SQLite's write lock.
+``WriteSession`` is the same session inside one unit of work (``unit_of_work.transaction``): begun when
+FastAPI resolves it, committed when the route's answer is ready, before it is sent. FastAPI resolves a
+route's dependencies in the order of its parameters, so a writing route lists its ``WriteSession`` after
+the caller's dependency (tests/unit/test_sessions.py checks every route). With a standby (``replica``), a
+GET's ``ReadSession`` is a second session, on the standby, reading one snapshot too.
 """
 
 from __future__ import annotations
@@ -30,15 +33,18 @@ from bountyboard.storage.unit_of_work import UnitOfWorkSession, refused, transac
 # every ``Request`` object made for the request shares.
 _SCOPE_SESSION = "bountyboard.session"
 _SCOPE_REPLICA_SESSION = "bountyboard.replica_session"
-_REPLICA_METHODS = ("GET", "HEAD")
+_READING_METHODS = ("GET", "HEAD")
 
 
 def request_session(request: Request) -> UnitOfWorkSession:
-    """The request's one session on the primary; no transaction until a ``WriteSession`` begins one."""
+    """The request's one session on the primary: a GET's reads one snapshot; any other's has no transaction
+    until a ``WriteSession`` begins one."""
     session: UnitOfWorkSession | None = request.scope.get(_SCOPE_SESSION)
     if session is None:
         database = get_database()
-        session = request.scope[_SCOPE_SESSION] = database.request_sessionmaker()
+        reading = request.method in _READING_METHODS
+        session = request.scope[_SCOPE_SESSION] = (
+            database.snapshot_sessionmaker if reading else database.request_sessionmaker)()
         if database.replica_sessionmaker is not None:
             marked = replica.callers(request.scope)
             session.on_every_commit = lambda: database.recent_writers.mark(marked)
@@ -50,7 +56,7 @@ async def read_session(request: Request) -> AsyncSession:
     not written lately (``replica``). A coroutine rather than a generator: FastAPI's cost per request grows
     with every exit it must run; :class:`RequestSessionMiddleware` closes the session."""
     database = get_database()
-    if (database.replica_sessionmaker is None or request.method not in _REPLICA_METHODS
+    if (database.replica_sessionmaker is None or request.method not in _READING_METHODS
             or database.recent_writers.wrote_recently(replica.callers(request.scope))):
         return request_session(request)
     session: UnitOfWorkSession | None = request.scope.get(_SCOPE_REPLICA_SESSION)
@@ -66,7 +72,7 @@ async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 
 ReadSession = Annotated[AsyncSession, Depends(read_session)]
-"""A reading route's session: no transaction, never the write lock."""
+"""A reading route's session: never the write lock; a GET's reads one snapshot."""
 WriteSession = Annotated[AsyncSession, Depends(write_session, scope="function")]
 """A writing route's session: one transaction, begun when resolved (list it after the caller) and
 committed once the answer is built, before it is sent."""
@@ -99,7 +105,7 @@ class RequestSessionMiddleware(HTTPMiddleware):
 
 async def _request_stamps(session: AsyncSession) -> Stamps | None:
     """The stamps (``stamps``) of a request session, read once, before its first statement."""
-    if not isinstance(session, UnitOfWorkSession) or session.bind is not get_database().reader:
+    if not isinstance(session, UnitOfWorkSession) or not get_database().is_request_bind(session.bind):
         return None  # a background job's session: no request, no stamps
     if session.stamps is None:
         if session.in_transaction():  # too late: what the request read since may be newer than a stamp now

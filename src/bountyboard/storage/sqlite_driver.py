@@ -179,11 +179,15 @@ class InlineDBAPI(AsyncAdapt_aiosqlite_dbapi):
 # and never takes the write lock. A request's write transaction is begun explicitly
 # (``unit_of_work.transaction``, with ``begin_immediate``).
 NO_BEGIN = "bountyboard_no_begin"
+# Execution option of the engine that a GET's session uses: a deferred ``BEGIN``, so the request's
+# statements read one snapshot (WAL: from its first read until the session ends), without the write lock.
+SNAPSHOT = "bountyboard_snapshot"
 
 
 def configure_sqlite(engine: AsyncEngine) -> None:
     """Every connection in WAL mode with foreign keys; a transaction of the plain engine (background
-    jobs, the CLI) begins with ``BEGIN IMMEDIATE``; a writer's turn ends with its transaction."""
+    jobs, the CLI) begins with ``BEGIN IMMEDIATE``, a snapshot's with ``BEGIN``; a writer's turn ends with
+    its transaction."""
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -197,7 +201,10 @@ def configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: Any) -> None:
-        if not connection.get_execution_options().get(NO_BEGIN, False):
+        options = connection.get_execution_options()
+        if options.get(SNAPSHOT, False):
+            connection.exec_driver_sql("BEGIN")
+        elif not options.get(NO_BEGIN, False):
             begin_immediate(connection)
 
     @event.listens_for(engine.sync_engine, "commit")

@@ -12,8 +12,9 @@ asked to run after it commits (``after_commit``: the webhook doorbell) runs afte
 - Commit: at the end of ``transaction``. A refusal raised as ``Problem(...).keeping_writes()`` commits
   what the flow wrote before the problem is answered (a claim found lapsed is kept expired); any other
   exception rolls everything back.
-- Reads: a request session begins no transaction (``engine.Database.reader``); a GET never writes
-  (tests/unit/test_get_writes_nothing.py).
+- Reads: a GET's session reads one read-only snapshot, ended when the session closes
+  (``engine.Database.snapshot_reader``); a GET never writes (tests/unit/test_get_writes_nothing.py). Any
+  other request's session begins no transaction until a unit of work begins one (``engine.Database.reader``).
 
 Background jobs and the CLI use ``Database.sessionmaker`` (a transaction from the first statement) and
 commit themselves: each job is its own edge. An upload (``files.service``) runs several units of work in
@@ -93,7 +94,7 @@ def _begin(connection: Connection) -> None:
 
 
 async def begin(session: AsyncSession) -> None:
-    """Begin a write transaction in a request session (one of ``Database.reader``), now."""
+    """Begin a write transaction in a request session (one of ``Database.reader``: not a GET's), now."""
     assert isinstance(session, UnitOfWorkSession) and not session.writing, "a request session, not writing yet"
     await (await session.connection()).run_sync(_begin)
     session.writing = True
