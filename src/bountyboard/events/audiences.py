@@ -17,6 +17,7 @@ from bountyboard.accounts.models import User
 from bountyboard.accounts.scopes import Role
 from bountyboard.events.kinds import OPERATOR_KINDS, PUBLIC_KINDS, REVIEW_SIDE_KINDS, EventKind
 from bountyboard.events.models import WebhookEndpoint
+from bountyboard.storage.unit_of_work import core
 
 REVIEWING_ROLES = (Role.REVIEWER.value, Role.ADMIN.value)
 TOLD_ROLES = (Role.PUBLISHER.value, *REVIEWING_ROLES)
@@ -53,6 +54,6 @@ _TOLD = (
 
 async def review_side_subscribers(session: AsyncSession, type: str, bot_id: str | None, operator_id: str | None,
                                   publisher_id: str | None) -> list[str]:
-    rows = await session.execute(_TOLD, {"bot_id": bot_id, "publisher_id": publisher_id or "",
+    rows = await core(session, _TOLD, {"bot_id": bot_id, "publisher_id": publisher_id or "",
                                          "operator_id": operator_id or ""})
     return [endpoint_id for endpoint_id, kinds in rows if type in kinds]

@@ -34,7 +34,7 @@ from bountyboard.events.doorbell import PROCESS_TOKEN, WEBHOOKS_CHANNEL, doorbel
 from bountyboard.events.kinds import MODELS, EventData, EventKind
 from bountyboard.events.models import Event, EventCounter, MessageStatus, WebhookEndpoint, WebhookMessage
 from bountyboard.ids import new_id
-from bountyboard.storage.unit_of_work import after_commit
+from bountyboard.storage.unit_of_work import after_commit, core
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,9 @@ _EVENTS = cast(Table, Event.__table__)
 _INSERT_EVENT = insert(_EVENTS)  # Core: a row written once needs no unit of work
 # SQLite: the single writer's own order. The counter row is taken under the database's write lock, which
 # every writer holds anyway until its commit, so positions commit in order and a purge never reuses one.
-_NEXT_SEQUENCE = (update(EventCounter).where(EventCounter.id == 1).values(value=EventCounter.value + 1)
-                  .returning(EventCounter.value))
+_COUNTER = cast(Table, EventCounter.__table__)
+_NEXT_SEQUENCE = (update(_COUNTER).where(_COUNTER.c.id == 1).values(value=_COUNTER.c.value + 1)
+                  .returning(_COUNTER.c.value))
 # PostgreSQL: the transaction horizon, no shared row. An event's position is its transaction's id times
 # ``IN_TRANSACTION`` plus its rank within that transaction (the transaction's own rows alone fall in its
 # range, so the rank is read without a lock), and a poller reads only below the oldest transaction of this
@@ -110,10 +111,10 @@ async def _store(session: AsyncSession, event: Event) -> None:
     if session.get_bind().dialect.name == "postgresql":
         values = {f"event_{column.key}": getattr(event, column.key) for column in _EVENTS.columns
                   if column.key != "sequence"}
-        event.sequence = int((await session.execute(_INSERT_POSITIONED_EVENT, values)).scalar_one())
+        event.sequence = int((await core(session, _INSERT_POSITIONED_EVENT, values)).scalar_one())
         return
-    event.sequence = int((await session.execute(_NEXT_SEQUENCE)).scalar_one())
-    await session.execute(_INSERT_EVENT, {column.key: getattr(event, column.key) for column in _EVENTS.columns})
+    event.sequence = int((await core(session, _NEXT_SEQUENCE)).scalar_one())
+    await core(session, _INSERT_EVENT, {column.key: getattr(event, column.key) for column in _EVENTS.columns})
 
 
 async def _will_queue(session: AsyncSession) -> None:
@@ -123,7 +124,7 @@ async def _will_queue(session: AsyncSession) -> None:
     if not after_commit(session, doorbell.ring):
         return  # asked already in this transaction
     if session.get_bind().dialect.name == "postgresql":
-        await session.execute(_NOTIFY)
+        await core(session, _NOTIFY)
 
 
 async def queue_messages(session: AsyncSession, endpoint_ids: list[str], event: Event) -> None:
@@ -132,7 +133,7 @@ async def queue_messages(session: AsyncSession, endpoint_ids: list[str], event: 
     if not endpoint_ids:
         return
     await _will_queue(session)
-    await session.execute(_INSERT_MESSAGES, [
+    await core(session, _INSERT_MESSAGES, [
         {"endpoint_id": endpoint_id, "event_sequence": event.sequence, "status": MessageStatus.PENDING,
          "attempts": 0, "next_attempt_at": event.created_at, "created_at": event.created_at}
         for endpoint_id in endpoint_ids])
@@ -147,7 +148,7 @@ async def _subscribers(session: AsyncSession, type: str, bot_id: str | None, ope
     users = sorted({user for user in (operator_id, publisher_id) if user})
     if not bot_id and not users:
         return []
-    rows = await session.execute(_SUBSCRIBERS, {"bot_id": bot_id, "users": users})
+    rows = await core(session, _SUBSCRIBERS, {"bot_id": bot_id, "users": users})
     return [endpoint_id for endpoint_id, kinds in rows if type in kinds]
 
 
