@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import false, or_
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
@@ -27,7 +28,7 @@ from bountyboard.ledger.money import format_money
 from bountyboard.ledger.service import from_cents, to_cents
 from bountyboard.market.models import Task, TaskStatus
 from bountyboard.market.modules import Module, is_claimable
-from bountyboard.market.service import holder_filter
+from bountyboard.market.service import holder_of
 from bountyboard.statecache import StampedCache
 
 
@@ -60,7 +61,10 @@ class Caller:
 
 
 class StandingReader(Protocol):
-    async def __call__(self, session: AsyncSession, holder: ColumnElement[bool], current: datetime) -> Standing: ...
+    async def __call__(self, session: AsyncSession, column: InstrumentedAttribute[Any], holder: str,
+                       current: datetime) -> Standing:
+        """The standing of the claimant whose claims have ``holder`` in ``column`` (``service.holder_of``)."""
+        ...
 
 
 _readers: list[StandingReader] = []
@@ -74,7 +78,7 @@ def use_standing_reader(reader: StandingReader) -> None:
 async def standing_of(session: AsyncSession, actor: Actor, current: datetime) -> Standing:
     if not _readers:
         raise RuntimeError("no standing reader: bountyboard.app registers the reputation's at start")
-    return await _readers[0](session, holder_filter(actor), current)  # the caller's claims
+    return await _readers[0](session, *holder_of(actor), current)  # the caller's claims
 
 
 _standings: StampedCache[tuple[str, str], Standing] = StampedCache(1024)

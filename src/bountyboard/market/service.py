@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.auth import Actor
@@ -218,11 +219,15 @@ async def list_task_claims(session: AsyncSession, publisher: User, task_id: str,
     return Page.of(await claim_details(session, rows), params, total)
 
 
+def holder_of(actor: Actor) -> tuple[InstrumentedAttribute[Any], str]:
+    """What a caller's claims are: its bot's, or for a user key all of the operator's (the column of
+    ``Claim`` that says so, and its value)."""
+    return (Claim.bot_id, actor.bot.id) if actor.bot is not None else (Claim.operator_id, actor.user_id)
+
+
 def holder_filter(actor: Actor) -> ColumnElement[bool]:
-    """What a caller's claims are: its bot's, or for a user key all of the operator's."""
-    if actor.bot is not None:
-        return Claim.bot_id == actor.bot.id
-    return Claim.operator_id == actor.user_id
+    column, holder = holder_of(actor)
+    return column == holder
 
 
 async def get_claim_for(session: AsyncSession, actor: Actor, claim_id: str) -> AgentClaimStatus:

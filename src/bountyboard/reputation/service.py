@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import Select, and_, bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
 from bountyboard.accounts.models import Bot, User
@@ -99,14 +100,20 @@ async def overall_of_bots(session: AsyncSession, bot_ids: Sequence[str]) -> dict
 STANDING_REFRESH = timedelta(seconds=60)
 
 
-async def standing(session: AsyncSession, holder: ColumnElement[bool], current: datetime) -> Standing:
-    """What eligibility reads of the claimant whose claims ``holder`` selects (market.eligibility), in one
-    read under the claimant's lock: its outcomes, its active claims, and when time alone changes them
+# Built once for each kind of claimant (``market.service.holder_of``): a claim reads its claimant's
+# standing under the task's lock.
+_STANDING_FACTS = {column.key: _facts(column == bindparam("holder")) for column in (Claim.bot_id, Claim.operator_id)}
+
+
+async def standing(session: AsyncSession, column: InstrumentedAttribute[Any], holder: str,
+                   current: datetime) -> Standing:
+    """What eligibility reads of the claimant whose claims have ``holder`` in ``column`` (market.eligibility),
+    in one read under the claimant's lock: its outcomes, its active claims, and when time alone changes them
     (an active claim lapsing, a rejection's appeal window closing)."""
     outcomes: list[Outcome] = []
     active = 0
     changes = [current + STANDING_REFRESH]
-    for row in await session.execute(_facts(holder)):
+    for row in await session.execute(_STANDING_FACTS[column.key], {"holder": holder}):
         facts = ClaimFacts(*row[2:])
         if (outcome := outcome_of(facts, current)) is not None:
             outcomes.append(outcome)
