@@ -56,13 +56,14 @@ async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
     return list((await session.execute(_HOLDING_IN_ORDER, {"task_id": task_id})).scalars())
 
 
-_BOT = locking(select(Bot).where(Bot.id == bindparam("bot_id")))
+# The limit alone, not the bot's ORM object: nothing else of the row is read under the lock.
+_BOT = select(Bot.max_active_claims).where(Bot.id == bindparam("bot_id")).with_for_update()
 _USER = select(User.id).where(User.id == bindparam("user_id")).with_for_update()
 
 
 async def lock_holder(session: AsyncSession, actor: Actor) -> int:
     """Lock the claimant's row (its claims on other tasks race on it); returns its active-claim limit."""
     if actor.bot is not None:
-        return int((await session.execute(_BOT, {"bot_id": actor.bot.id})).scalar_one().max_active_claims)
+        return int((await session.execute(_BOT, {"bot_id": actor.bot.id})).scalar_one())
     await session.execute(_USER, {"user_id": actor.user_id})
     return 1
