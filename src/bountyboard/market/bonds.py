@@ -10,6 +10,7 @@ claimant's failure. Every move is a ledger transfer, so the ledger balances.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,15 +24,21 @@ class BondState(StrEnum):
     FORFEITED = "forfeited"
 
 
-async def hold_bond(session: AsyncSession, task: Task, claim: Claim) -> None:
-    """Take the task's claim bond from the claimant's operator (402 ``insufficient_funds`` if short)."""
+def bond_of(task: Task) -> dict[str, Any]:
+    """A new claim's bond columns: the task's claim bond, held; none when the task asks for none."""
     if task.claim_bond_cents <= 0:
+        return {}
+    return {"bond_cents": task.claim_bond_cents, "bond_state": BondState.HELD.value}
+
+
+async def hold_bond(session: AsyncSession, task: Task, claim: Claim) -> None:
+    """Take a new claim's held bond (``bond_of``) from the claimant's operator (402 ``insufficient_funds``
+    if short)."""
+    if claim.bond_state != BondState.HELD.value:
         return
     await ledger.transfer(session, ledger.user_account(claim.operator_id), ledger.bond_account(claim.id),
-                          task.claim_bond_cents, ledger.EntryKind.BOND, task_id=task.id, claim_id=claim.id,
+                          claim.bond_cents, ledger.EntryKind.BOND, task_id=task.id, claim_id=claim.id,
                           memo="claim bond")
-    claim.bond_cents = task.claim_bond_cents
-    claim.bond_state = BondState.HELD.value
 
 
 async def settle_bond(session: AsyncSession, task: Task, claim: Claim, *, forfeit: bool) -> None:

@@ -18,7 +18,7 @@ from bountyboard.errors import ErrorCode, conflict, not_found
 from bountyboard.events.kinds import EventKind, TaskClaimedData
 from bountyboard.events.service import emit
 from bountyboard.ids import new_id
-from bountyboard.market.bonds import hold_bond
+from bountyboard.market.bonds import bond_of, hold_bond
 from bountyboard.market.eligibility import require_eligible
 from bountyboard.market.locks import lock_holder, lock_task
 from bountyboard.market.models import Claim, ClaimStatus, ReviewState, Task, TaskStatus
@@ -26,6 +26,7 @@ from bountyboard.market.modules import Module, is_claimable
 from bountyboard.market.permissions import held_claim
 from bountyboard.market.slots import check_claim_now, end_claim, lapse_task, take_slot, visibility
 from bountyboard.market.transitions import ClaimMove, move_claim, task_conflict
+from bountyboard.storage.unit_of_work import insert_new
 
 
 def _holder_checks(holder: ColumnElement[bool]) -> Select[Any]:
@@ -82,8 +83,9 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
         id=new_id("clm"), task_id=task.id, bot_id=actor.bot_id, operator_id=actor.user_id,
         status=ClaimStatus.ACTIVE, review_state=ReviewState.NOT_SUBMITTED, holds_slot=True,
         created_at=current, expires_at=current + timedelta(seconds=task.claim_ttl_seconds), payout_cents=0,
+        **bond_of(task),
     )
-    session.add(claim)
+    await insert_new(session, claim)  # read below, never changed: no unit of work needed
     take_slot(task)
     task.updated_at = current
     await hold_bond(session, task, claim)

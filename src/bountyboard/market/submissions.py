@@ -29,6 +29,7 @@ from bountyboard.market.permissions import held_claim
 from bountyboard.market.schemas import SubmissionBody
 from bountyboard.market.slots import check_claim_now, visibility
 from bountyboard.market.transitions import ClaimMove, move_claim
+from bountyboard.storage.unit_of_work import insert_new
 
 
 def _fingerprint(body: SubmissionBody) -> str:
@@ -87,16 +88,8 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
         content_sha256=hashlib.sha256((content or "").encode()).hexdigest(), fingerprint=fingerprint,
         created_at=current, attempt=attempt,
     )
-    session.add(submission)
-    move_claim(claim, ClaimMove.SUBMIT)
-    claim.submitted_at = current
-    schedule_review(task, claim, current)
-    await emit(session, EventKind.CLAIM_SUBMITTED, ClaimSubmittedData(
-        taskId=task.id, claimId=claim.id, submissionId=submission.id, resultType=submission.result_type,
-        submittedAt=rfc3339(current), contentSha256=submission.content_sha256, reviewState=claim.review_state,
-    ), **visibility(task, claim))
     try:
-        await session.flush()
+        await insert_new(session, submission)  # read below, never changed: no unit of work needed
     except IntegrityError:
         # Only reachable if another writer got past the claim lock: answer as a retry would be.
         await session.rollback()
@@ -105,5 +98,13 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
         if existing is None:
             raise
         return task, existing
+    move_claim(claim, ClaimMove.SUBMIT)
+    claim.submitted_at = current
+    schedule_review(task, claim, current)
+    await emit(session, EventKind.CLAIM_SUBMITTED, ClaimSubmittedData(
+        taskId=task.id, claimId=claim.id, submissionId=submission.id, resultType=submission.result_type,
+        submittedAt=rfc3339(current), contentSha256=submission.content_sha256, reviewState=claim.review_state,
+    ), **visibility(task, claim))
+    await session.flush()
     await checking.queue_checks(session, task, submission)
     return task, submission
