@@ -29,7 +29,10 @@ def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
 _TASK_BY_ID = select(Task).where(Task.id == bindparam("task_id"))
 _TASK = locking(_TASK_BY_ID)
 _TASK_UNLESS_BUSY = locking(_TASK_BY_ID, skip_locked=True)
-_TASK_OF_CLAIM = select(Claim.task_id).where(Claim.id == bindparam("claim_id"))
+# A claim's task found through the claim in the same statement (a claim's task never changes); only the
+# task's row is locked by it (``FOR UPDATE OF tasks`` on PostgreSQL).
+_TASK_OF_CLAIM = (select(Task).join(Claim, Claim.task_id == Task.id).where(Claim.id == bindparam("claim_id"))
+                  .with_for_update(of=Task).execution_options(populate_existing=True))
 _CLAIM = locking(select(Claim).where(Claim.id == bindparam("claim_id")))
 HOLDING = select(Claim).where(Claim.task_id == bindparam("task_id"), Claim.holds_slot.is_(True))
 """A task's slot-holding claims (parameter ``task_id``); locked and in order by :func:`holding_claims`."""
@@ -43,8 +46,7 @@ async def lock_task(session: AsyncSession, task_id: str, *, skip_locked: bool = 
 
 async def locked_claim(session: AsyncSession, claim_id: str) -> tuple[Task, Claim]:
     """The claim and its task, both locked (task first, as everywhere)."""
-    task_id = await session.scalar(_TASK_OF_CLAIM, {"claim_id": claim_id})
-    task = await lock_task(session, task_id) if task_id else None
+    task = (await session.execute(_TASK_OF_CLAIM, {"claim_id": claim_id})).scalar_one_or_none()
     if task is None:
         raise not_found("claim", claim_id)
     claim = (await session.execute(_CLAIM, {"claim_id": claim_id})).scalar_one()
