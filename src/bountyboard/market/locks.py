@@ -17,6 +17,7 @@ from bountyboard.accounts.auth import Actor
 from bountyboard.accounts.models import Bot, User
 from bountyboard.errors import not_found
 from bountyboard.market.models import Claim, Task
+from bountyboard.storage.unit_of_work import core
 
 
 def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
@@ -58,7 +59,8 @@ async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
     return list((await session.execute(_HOLDING_IN_ORDER, {"task_id": task_id})).scalars())
 
 
-# The limit alone, not the bot's ORM object: nothing else of the row is read under the lock.
+# The limit alone, not the bot's ORM object: nothing else of the row is read under the lock. Core
+# statements (``core``): no flow changes these rows, so no pending change needs flushing before them.
 _BOT = select(Bot.max_active_claims).where(Bot.id == bindparam("bot_id")).with_for_update()
 _USER = select(User.id).where(User.id == bindparam("user_id")).with_for_update()
 
@@ -66,6 +68,6 @@ _USER = select(User.id).where(User.id == bindparam("user_id")).with_for_update()
 async def lock_holder(session: AsyncSession, actor: Actor) -> int:
     """Lock the claimant's row (its claims on other tasks race on it); returns its active-claim limit."""
     if actor.bot is not None:
-        return int((await session.execute(_BOT, {"bot_id": actor.bot.id})).scalar_one())
-    await session.execute(_USER, {"user_id": actor.user_id})
+        return int((await core(session, _BOT, {"bot_id": actor.bot.id})).scalar_one())
+    await core(session, _USER, {"user_id": actor.user_id})
     return 1
