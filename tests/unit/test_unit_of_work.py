@@ -15,7 +15,7 @@ from bountyboard.error_codes import ErrorCode
 from bountyboard.errors import Problem
 from bountyboard.idempotency import IdempotencyRecord
 from bountyboard.storage.engine import get_database
-from bountyboard.storage.unit_of_work import after_commit, transaction
+from bountyboard.storage.unit_of_work import after_commit, insert_new, transaction
 from tests.support.api import Admin
 from tests.support.in_process import recorded_statements
 
@@ -83,3 +83,26 @@ def test_a_get_reads_in_one_snapshot(app_admin: Admin) -> None:
     assert response.status_code == 200, response.text
     assert statements[0] == "BEGIN" and len(statements) > 1, statements
     assert not [s for s in statements[1:] if s.upper().startswith(("BEGIN", "COMMIT"))], statements
+
+
+@pytest.mark.usefixtures("app_admin")
+def test_insert_new_writes_one_row_with_its_defaults_and_a_later_change_is_not_lost() -> None:
+    record = IdempotencyRecord(scope_hash="uow-insert-new", fingerprint="f", locked_until=now(),
+                               expires_at=now() + timedelta(1))
+
+    async def run() -> tuple[list[str], IdempotencyRecord | None]:
+        session = get_database().request_sessionmaker()
+        try:
+            with recorded_statements() as statements:
+                async with transaction(session):
+                    await insert_new(session, record)
+                    assert record.created_at is not None and record.status_code is None  # a default, and NULL
+                    record.status_code = 201  # changed after the INSERT: flushed as an UPDATE
+        finally:
+            await session.close()
+        async with get_database().request_sessionmaker() as reader:
+            return statements, await reader.get(IdempotencyRecord, record.scope_hash)
+
+    statements, stored = asyncio.run(run())
+    assert [s.split()[0] for s in statements if s.split()[0] in {"INSERT", "UPDATE"}] == ["INSERT", "UPDATE"]
+    assert stored is not None and stored.status_code == 201 and stored.created_at == record.created_at

@@ -30,7 +30,7 @@ from typing import Any, cast
 from sqlalchemy import Insert, Table, insert, inspect
 from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, make_transient_to_detached
 from sqlalchemy.sql import Executable
 
 from bountyboard.errors import Problem
@@ -112,9 +112,9 @@ async def insert_new(session: AsyncSession, row: DeclarativeBase) -> None:
     """Write a new row with one Core INSERT (built once per class) instead of ``session.add`` and the unit of
     work's flush (in process, a new claim added to the flush of a changed task took it from about 340 to
     730 us: docs/performance.md). The row is the one a flush would write: the attributes set, the columns'
-    defaults for the others (set on ``row`` too, as a flush sets them), NULL where there is none. ``row``
-    stays transient (no session knows it): only for a row its transaction reads but does not change after
-    inserting it."""
+    defaults for the others (set on ``row`` too, as a flush sets them), NULL where there is none. ``row`` then
+    joins the session as a row loaded from the database would (no second INSERT), so a change made to it
+    later in the transaction is flushed as an UPDATE, not lost."""
     mapped = type(row)
     if mapped not in _INSERTS:
         columns = {prop.key: prop.columns[0].key for prop in inspect(mapped).column_attrs}
@@ -124,8 +124,10 @@ async def insert_new(session: AsyncSession, row: DeclarativeBase) -> None:
     sent = (await core(session, statement, given)).last_inserted_params()
     assert not isinstance(sent, list), "one row"
     for key, column in columns.items():
-        if key not in row.__dict__ and column in sent:
-            setattr(row, key, sent[column])
+        if key not in row.__dict__:
+            setattr(row, key, sent.get(column))
+    make_transient_to_detached(row)
+    session.add(row)
 
 
 async def begin(session: AsyncSession) -> None:
