@@ -9,7 +9,9 @@ seeded with ``--tasks`` published tasks and arenas, then, right after measuring 
   to it, driven by an asyncio httpx client; against the same client posting the same submission body
   to the floor's ``POST /echo`` (one cycle is two requests; the ratio is cycles/s over echoes/s);
 - the task list under wrk (``--list-connections``) while the claim + submit cycle runs: its p99;
-- a conditional ``GET /v1/agent/tasks`` (``If-None-Match`` with the list's ETag) under wrk.
+- a conditional ``GET /v1/agent/tasks`` (``If-None-Match`` with the list's ETag) under wrk;
+- ``GET /v1/agent/tasks/{id}`` under wrk: a GET that reads the database on every request (no answer is
+  kept for it), so what a GET's transaction costs shows here (the list is usually answered from its cache).
 
 wrk comes from Debian (``make perf`` installs it). ``--profile DIR`` records py-spy profiles (collapsed
 stacks, summarised by ``python -m perf.profile_top``) of the server during the list and the cycle.
@@ -172,6 +174,7 @@ class Run:
             etag = (await http.get(list_url, headers=reader)).headers.get("etag")
             if etag:
                 self.wrk("GET /v1/agent/tasks, not modified", list_url, {**reader, "If-None-Match": etag})
+            self.wrk("GET /v1/agent/tasks/{id}", f"{base}/v1/agent/tasks/{arenas[-1]}", reader)
 
             async def echo(_: int, __: int) -> bool:
                 _ok(await floor_http.post("/echo", json=SUBMISSION))
