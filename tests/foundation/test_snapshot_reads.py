@@ -67,7 +67,7 @@ async def test_a_snapshot_session_reads_one_state_and_an_autocommit_one_the_late
 
 
 async def test_a_snapshot_session_leaves_its_connection_as_it_found_it(database: Database) -> None:
-    """The pool's connections are shared: after a snapshot, a job's and a request's write still work
+    """The pool's connections are shared: after a snapshot, a job's write on the same pool still works
     (PostgreSQL: no read-only transaction left behind; SQLite: no transaction left open)."""
     for _ in range(3):
         async with database.snapshot_sessionmaker() as snapshot:

@@ -60,7 +60,9 @@ class Database:
         # Background jobs and the CLI: a transaction from the first statement, committed by the job.
         self.sessionmaker = self._sessions(self.engine)
         postgresql = self.engine.dialect.name == "postgresql"
-        reading: dict[str, Any] = {NO_BEGIN: True, "isolation_level": "AUTOCOMMIT"} if postgresql else {NO_BEGIN: True}
+        reading: dict[str, Any] = {NO_BEGIN: True}
+        if postgresql:
+            reading["isolation_level"] = "AUTOCOMMIT"
         snapshot: dict[str, Any] = ({"isolation_level": "REPEATABLE READ", "postgresql_readonly": True} if postgresql
                                     else {SNAPSHOT: True})
         self.reader = self.engine.execution_options(**reading)
