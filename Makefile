@@ -26,7 +26,7 @@ run: $(VENV)/.runtime
 system-deps:
 	./scripts/system-deps.sh
 
-## node-deps: the TypeScript client package (clients/typescript), its compilers and generator, and newman, from package-lock.json
+## node-deps: the TypeScript client package (clients/typescript), its compilers and generator, newman and pyright, from package-lock.json
 node-deps:
 	./scripts/node-deps.sh
 

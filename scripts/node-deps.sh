@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Node packages of the repository (the TypeScript client package under
-# clients/typescript, its TypeScript compilers and generator, and newman) into ./node_modules with `npm ci`,
+# clients/typescript, its TypeScript compilers and generator, newman and pyright) into ./node_modules with `npm ci`,
 # exactly as package-lock.json says; and Node.js itself from Debian when it is missing and we are
 # root. Quick when nothing changed: a stamp records the lock file that was installed.
 set -euo pipefail

@@ -4,63 +4,61 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import typing
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 
 import pytest
 
 from bountyboard.client import ApiError, AsyncClient, Client, MissingScopeError
 from bountyboard.client.operations import Operations
+from bountyboard.client.state import StateFile
 from tests.client.loop import Marketplace
 from tests.support.api import Admin
 from tests.support.server import LiveServer
 
 
-def _methods(cls: type) -> dict[str, object]:
+def _public(cls: type) -> dict[str, object]:
     """The public methods, those of the shared base included, as read from the class."""
     return {name: member for name in dir(cls) if not name.startswith("_")
             and callable(member := getattr(cls, name))}
 
 
-def _public(cls: type) -> dict[str, inspect.Signature]:
-    return {name: inspect.signature(member) for name, member in _methods(cls).items()}
-
-
-def _comparable(signature: inspect.Signature) -> list[tuple[str, object, object]]:
-    """Parameters (name, kind, default, annotation) and the return annotation with the async wrapping taken off."""
-    shown = str(signature.return_annotation).replace("AsyncIterator[", "Iterator[")
-    return [(p.name, p.kind, p.default, p.annotation) for p in signature.parameters.values()] + [
-        ("return", shown, None, None)]
-
-
-def test_both_clients_offer_the_same_methods_with_the_same_signatures() -> None:
+def test_both_clients_offer_every_operation_with_its_parameters_and_docstring() -> None:
+    # The operations that make requests (generators); the state file's own two are methods of the base.
+    operations = {name: member for name, member in inspect.getmembers(Operations, inspect.isfunction)
+                  if not name.startswith("_")
+                  and typing.get_origin(typing.get_type_hints(member)["return"]) is Generator}
     sync, asynchronous = _public(Client), _public(AsyncClient)
     assert set(sync) - {"close"} == set(asynchronous) - {"close"}
-    for name, signature in sync.items():
-        other = asynchronous[name]
-        if name == "__init__":
-            continue
-        assert _comparable(signature) == _comparable(other), name
-        assert inspect.getdoc(getattr(Client, name)) == inspect.getdoc(getattr(AsyncClient, name)), name
-    # Everything that talks to the service is awaited (or an async iterator) in the async client.
-    for name, member in _methods(AsyncClient).items():
-        if name in {"persisted_claims", "forget_claim"}:
-            continue
-        returns = str(inspect.signature(member).return_annotation)
-        assert inspect.iscoroutinefunction(member) or returns.startswith("AsyncIterator["), name
+    assert set(sync) - set(operations) == {"close", "persisted_claims", "forget_claim"}
+    for name, operation in operations.items():
+        hints = typing.get_type_hints(operation)
+        parameters = inspect.signature(operation).parameters.values()
+        written = [(p.name, p.kind, p.default, hints.get(p.name, p.annotation)) for p in parameters]
+        for client in (Client, AsyncClient):
+            method = getattr(client, name)
+            signature = inspect.signature(method, eval_str=True)
+            assert [(p.name, p.kind, p.default, p.annotation) for p in signature.parameters.values()] == written, name
+            assert inspect.getdoc(method) == inspect.getdoc(operation), name
+        # The result a caller gets: what the operation returns (Op[T]), or iterates over (Stream[T]).
+        returned = inspect.signature(getattr(Client, name)).return_annotation
+        assert inspect.signature(getattr(AsyncClient, name)).return_annotation == (
+            AsyncIterator[typing.get_args(returned)[0]] if typing.get_origin(returned) is Iterator else returned), name
+
+
+def test_each_method_drives_its_operation_with_its_clients_io(tmp_path: Path) -> None:
+    sync = Client("http://127.0.0.1:9", "k", state_path=tmp_path / "state.json")
+    asynchronous = AsyncClient("http://127.0.0.1:9", "k", state=StateFile(None))
+    for name in _public(AsyncClient).keys() - {"persisted_claims", "forget_claim"}:
+        bound = getattr(asynchronous, name)
+        returns = inspect.signature(bound).return_annotation
+        # Everything that talks to the service is awaited (or an async iterator) in the async client, not in the other.
+        assert inspect.iscoroutinefunction(bound) or typing.get_origin(returns) is AsyncIterator, name
+        assert not inspect.iscoroutinefunction(getattr(sync, name)), name
+    assert sync.claim is sync.claim and asynchronous.claim is asynchronous.claim  # made once per client
     sync_init = set(inspect.signature(Client.__init__).parameters)
     assert sync_init <= set(inspect.signature(AsyncClient.__init__).parameters)
-
-
-def test_every_operation_is_a_method_of_both_clients_with_its_parameters() -> None:
-    operations = {name: member for name, member in inspect.getmembers(Operations, inspect.isfunction)
-                  if not name.startswith("_")}
-    clients = _public(Client)
-    assert set(operations) <= set(clients)
-    for name, operation in operations.items():
-        parameters = list(inspect.signature(operation).parameters.values())
-        mine = list(clients[name].parameters.values())
-        assert [(p.name, p.kind, p.default, p.annotation) for p in parameters] == \
-            [(p.name, p.kind, p.default, p.annotation) for p in mine], name
 
 
 @pytest.fixture()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -11,14 +12,20 @@ from importlib import resources
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+PYRIGHT = ROOT / "node_modules" / ".bin" / "pyright"  # installed by scripts/node-deps.sh
 
-# A user's script, outside the package: each line reveals what one method returns, but one: a call with a
-# keyword the method does not have, which the checker must refuse (under --strict, an ignore not needed fails).
-SCRIPT = '''
+# A user's script, outside the package. Each line of `calls` reveals what one method returns, and each line of
+# `named` what the same type, written with the SDK's model names, is; one call has a keyword the method does not
+# have, which a checker must refuse (mypy under --strict and pyright both fail on an ignore that is not needed).
+SCRIPT = """
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from typing import Any
+
 from bountyboard.client import AsyncClient, Client, attachment_of
+from bountyboard.client import types as t
 
 
-def sync(client: Client) -> None:
+def calls(client: Client) -> None:
     reveal_type(client.me())
     reveal_type(client.get_task("task_x"))
     reveal_type(client.list_tasks(status="published"))
@@ -43,32 +50,51 @@ async def awaited(client: AsyncClient) -> None:
     reveal_type(await client.webhooks())
     reveal_type(await client.submit(claim_id="clm_x", result_type="text", idempotency_key="retry-1"))
     reveal_type(await client.publish_task("fun", "t", checks={"binding": True}, verifier_tests="tests"))
-'''
+    reveal_type(Client.claim_status)
 
 
-def _model(name: str) -> str:
-    return f"TypedDict(bountyboard.client.types.{name},"
+"""
 
-
-def _plain(revealed: str) -> str:
-    """The revealed type as recent mypy versions print it (older ones quote names and say ``builtins.``)."""
-    return revealed.replace("'", "").replace("builtins.", "")
-
-
+# What each line of `calls` and `awaited` returns, in the SDK's names.
 EXPECTED = [
-    _model("ActorContext"), _model("Task"), _model("TaskPage"), f"typing.Iterator[{_model('Task')}",
-    _model("ClaimCreated"), _model("SubmissionReceipt"), _model("Upload"),
-    f"typing.Iterator[tuple[{_model('Event')}", f"list[{_model('Bot')}", _model("Attachment"), _model("ClaimStatus"),
-    _model("VerifierArchive"),
-    f"typing.Coroutine[Any, Any, {_model('ClaimCreated')}", _model("ClaimCreated"), _model("ClaimStatus"),
-    _model("EventPage"), f"typing.AsyncIterator[{_model('Task')}", f"list[{_model('Webhook')}",
-    _model("SubmissionReceipt"), _model("Task"),
+    "t.ActorContext", "t.Task", "t.TaskPage", "Iterator[t.Task]", "t.ClaimCreated", "t.SubmissionReceipt",
+    "t.Upload", "Iterator[tuple[t.Event, str | None]]", "list[t.Bot]", "t.Attachment", "t.ClaimStatus",
+    "t.VerifierArchive",
+    "Coroutine[Any, Any, t.ClaimCreated]", "t.ClaimCreated", "t.ClaimStatus", "t.EventPage", "AsyncIterator[t.Task]",
+    "list[t.Webhook]", "t.SubmissionReceipt", "t.Task",
 ]
+# `Client.claim_status`, read from the class: a function of a client and a claim id. Each checker prints it its way.
+UNBOUND = {"mypy": "def (bountyboard.client.methods.Blocking, claim_id: str) -> TypedDict({'id': str, 'taskId'",
+           "pyright": "(Blocking, claim_id: str) -> ClaimStatus"}
 
 
-def test_a_users_type_checker_sees_the_sdks_models(tmp_path: Path) -> None:
+def _user_script(tmp_path: Path) -> Path:
+    parameters = ", ".join(f"a{n}: {kind}" for n, kind in enumerate(EXPECTED))
+    reveals = "\n".join(f"    _ = reveal_type(a{n})" for n in range(len(EXPECTED)))
     script = tmp_path / "agent.py"
-    script.write_text(textwrap.dedent(SCRIPT))
+    script.write_text(textwrap.dedent(SCRIPT) + f"\n\ndef named({parameters}) -> None:\n{reveals}\n")
+    return script
+
+
+def _each_against_its_name(revealed: list[str], checker: str) -> None:
+    """The call lines' types, each equal to the type written with the models' names (and the unbound method)."""
+    assert len(revealed) == 2 * len(EXPECTED) + 1, revealed
+    calls, unbound, named = revealed[:len(EXPECTED)], revealed[len(EXPECTED)], revealed[len(EXPECTED) + 1:]
+    for call, name, kind in zip(calls, named, EXPECTED, strict=True):
+        assert _comparable(call, checker) == _comparable(name, checker), (kind, call, name)
+    assert unbound.startswith(UNBOUND[checker]), unbound
+
+
+def _comparable(revealed: str, checker: str) -> str:
+    """mypy prints a model reached through a method's ParamSpec without its name (``TypedDict({...})``, mypy 2.4),
+    and one written by name with it (``TypedDict(bountyboard.client.types.Task, {...})``): compare the structure,
+    every key and its type. pyright keeps the names: compare them as printed."""
+    return re.sub(r"TypedDict\(bountyboard\.client\.types\.\w+, ", "TypedDict(", revealed) if checker == "mypy" \
+        else revealed
+
+
+def test_mypy_sees_each_methods_parameters_and_result(tmp_path: Path) -> None:
+    script = _user_script(tmp_path)
     (tmp_path / "none.ini").write_text("[mypy]\n")  # mypy's defaults, not this repository's
     # Run where the user's script is, with mypy's defaults and no config of this repository.
     checked = subprocess.run(
@@ -76,12 +102,20 @@ def test_a_users_type_checker_sees_the_sdks_models(tmp_path: Path) -> None:
          "--config-file", str(tmp_path / "none.ini"), script.name],
         cwd=tmp_path, capture_output=True, text=True, timeout=240, check=False)
     output = checked.stdout + checked.stderr
-    revealed = re.findall(r'Revealed type is "(.*)"', output)
-    assert len(revealed) == len(EXPECTED), output
-    for shown, expected in zip(revealed, EXPECTED, strict=True):
-        assert _plain(shown).startswith(expected), (shown, expected)
-    # --strict: no call of an untyped function, no module without py.typed.
+    _each_against_its_name(re.findall(r'Revealed type is "(.*)"', output), "mypy")
+    # --strict: no call of an untyped function, no module without py.typed, no ignore left unneeded.
     assert checked.returncode == 0, output
+
+
+def test_pyright_sees_each_methods_parameters_and_result_by_name(tmp_path: Path) -> None:
+    script = _user_script(tmp_path)
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps(
+        {"typeCheckingMode": "strict", "reportUnnecessaryTypeIgnoreComment": "error"}))
+    checked = subprocess.run([str(PYRIGHT), "--pythonpath", sys.executable, script.name],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=240, check=False)
+    output = checked.stdout + checked.stderr
+    _each_against_its_name(re.findall(r'Type of "[^\n]*" is "(.*)"', output), "pyright")
+    assert "0 errors" in output and checked.returncode == 0, output
 
 
 def test_the_package_ships_its_py_typed_marker() -> None:

@@ -4,9 +4,10 @@ Each operation is a generator (sans I/O, see :mod:`.calls`): it checks the scope
 requests and returns the result, keeping the crash-safe state of claims and submissions on the way.
 :class:`~bountyboard.client.Client` drives them with blocking I/O and
 :class:`~bountyboard.client.AsyncClient` with awaited I/O, so scopes, bodies, idempotency keys and
-state have one implementation. To add one: write its generator here (or, for the events feed and an
-operator's bots, keys and webhooks, in :mod:`.operator_operations`), then one method on each client
-(``tests/client/test_async_client.py`` holds the two clients to the same methods and signatures).
+state have one implementation. An operation's signature and docstring are those of both clients' method
+(:mod:`.methods`). To add one: write its generator here (or, for the events feed and an operator's bots,
+keys and webhooks, in :mod:`.operator_operations`), then its line in :class:`~.base.BaseClient`
+(``tests/client/test_async_client.py`` holds both clients to every operation).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from bountyboard.client import types as t
-from bountyboard.client.calls import Call, Item, Op, Sleep, Stream, resource_path
+from bountyboard.client.calls import Call, Item, Op, Sleep, Stream
 from bountyboard.client.scoped import ScopedOperations
 from bountyboard.contract.pages import PAGE_SIZE_MAX
 from bountyboard.contract.scopes import Scope
@@ -111,21 +111,22 @@ class OperatorOperations(ScopedOperations):
 
     def delete_webhook(self, webhook_id: str) -> Op[t.Webhook]:
         """Delete a webhook (``DELETE /v1/agent/webhooks/{webhookId}``, needs ``webhooks:manage``)."""
-        return self._call(Scope.WEBHOOKS_MANAGE, "deleting a webhook",
-                          "DELETE", "/v1/agent/webhooks/{webhook_id}", webhook_id=webhook_id)
+        return self._on_webhook("deleting a webhook", "DELETE", webhook_id)
 
     def rotate_webhook_secret(self, webhook_id: str) -> Op[t.Webhook]:
         """A new signing secret; the old one keeps working for a while (needs ``webhooks:manage``)."""
-        return self._call(Scope.WEBHOOKS_MANAGE, "rotating a webhook secret",
-                          "POST", "/v1/agent/webhooks/{webhook_id}/rotate-secret", webhook_id=webhook_id)
+        return self._on_webhook("rotating a webhook secret", "POST", webhook_id, "/rotate-secret")
 
     def test_webhook(self, webhook_id: str) -> Op[t.Event]:
         """Send a test event to a webhook now (needs ``webhooks:manage``)."""
-        return self._call(Scope.WEBHOOKS_MANAGE, "testing a webhook",
-                          "POST", "/v1/agent/webhooks/{webhook_id}/test", webhook_id=webhook_id)
+        return self._on_webhook("testing a webhook", "POST", webhook_id, "/test")
 
     def webhook_deliveries(self, webhook_id: str) -> Op[list[t.DeliveryAttempt]]:
         """The latest delivery attempts of a webhook, newest first."""
-        path = resource_path("/v1/agent/webhooks/{webhook_id}/deliveries", webhook_id=webhook_id)
-        yield from self._need(Scope.WEBHOOKS_MANAGE, "listing webhook deliveries")
-        return cast(list[t.DeliveryAttempt], (yield Call("GET", path))["data"])
+        deliveries = yield from self._on_webhook("listing webhook deliveries", "GET", webhook_id, "/deliveries")
+        return cast(list[t.DeliveryAttempt], deliveries["data"])
+
+    def _on_webhook(self, action: str, method: str, webhook_id: str, suffix: str = "") -> Op[Any]:
+        """One call on one webhook (its path, then ``suffix``): each needs ``webhooks:manage``."""
+        return self._call(Scope.WEBHOOKS_MANAGE, action, method, "/v1/agent/webhooks/{webhook_id}" + suffix,
+                          webhook_id=webhook_id)
