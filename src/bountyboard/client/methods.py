@@ -12,7 +12,6 @@ checked against both; :func:`inspect.signature` and ``help()`` show them too.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import typing
 from abc import ABC, abstractmethod
@@ -51,13 +50,14 @@ class Awaiting(ABC):
 
 
 class _Method(ABC):
-    """What both kinds of method share: the operation's name and docstring, and the function made for one client
-    (kept in that client's ``__dict__``: this descriptor defines no ``__set__``, so it is asked once per name)
-    or for a client class (``Client.webhooks``, called with a client first, as any method read from a class)."""
+    """What both kinds of method share: the operation's name, docstring and signature, and the function made,
+    as a bound method is, at each reading from a client, or from a client class (``Client.webhooks``, called
+    with a client first, as any method read from a class)."""
 
     def __init__(self, operation: Callable[..., Any]) -> None:
         self.operation = operation
         self.__doc__ = operation.__doc__
+        self._signatures: dict[tuple[bool, bool], inspect.Signature] = {}
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -74,23 +74,29 @@ class _Method(ABC):
         kind = type(client) if client is not None else owner
         if kind is None or not issubclass(kind, Blocking | Awaiting):
             return self  # read from BaseClient itself
-        result = self._result(issubclass(kind, Awaiting))
         if client is None:
             def unbound(client: Any, /, *args: Any, **kwargs: Any) -> Any:
                 return getattr(client, self.name)(*args, **kwargs)
-            return self._dressed(unbound, kind, result, bound=False)
-        client.__dict__[self.name] = self._dressed(self._call(client), kind, result, bound=True)
-        return client.__dict__[self.name]
+            return self._dressed(unbound, kind, bound=False)
+        return self._dressed(self._call(client), kind, bound=True)
 
-    def _dressed(self, function: Callable[..., Any], owner: type, result: Any, *, bound: bool) -> Callable[..., Any]:
+    def _dressed(self, function: Callable[..., Any], owner: type, *, bound: bool) -> Callable[..., Any]:
         """``function`` with the operation's name, docstring and signature (with ``self`` unless bound)."""
-        functools.update_wrapper(function, self.operation, assigned=("__name__", "__doc__"))
+        function.__name__, function.__doc__ = self.name, self.__doc__
         function.__module__, function.__qualname__ = owner.__module__, f"{owner.__qualname__}.{self.name}"
-        hints = typing.get_type_hints(self.operation)
-        parameters = list(inspect.signature(self.operation).parameters.values())[1 if bound else 0:]
-        function.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [p.replace(annotation=hints.get(p.name, p.annotation)) for p in parameters], return_annotation=result)
+        function.__signature__ = self._signature(issubclass(owner, Awaiting), bound)  # type: ignore[attr-defined]
         return function
+
+    def _signature(self, awaiting: bool, bound: bool) -> inspect.Signature:
+        """The operation's parameters as evaluated (without ``self`` when bound) and the caller's result; made
+        once for each kind of client (the annotations are read with :func:`typing.get_type_hints`)."""
+        if (awaiting, bound) not in self._signatures:
+            hints = typing.get_type_hints(self.operation)
+            parameters = list(inspect.signature(self.operation).parameters.values())[1 if bound else 0:]
+            self._signatures[awaiting, bound] = inspect.Signature(
+                [p.replace(annotation=hints.get(p.name, p.annotation)) for p in parameters],
+                return_annotation=self._result(awaiting))
+        return self._signatures[awaiting, bound]
 
     def _returned(self) -> tuple[Any, Any]:
         """What the operation's generator yields and what it returns (``Op[T]``: ``Call`` and ``T``)."""
