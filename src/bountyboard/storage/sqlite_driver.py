@@ -20,6 +20,7 @@ service's statements are index reads and single-row writes; the long ones (a sit
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import sqlite3
 import weakref
@@ -28,7 +29,11 @@ from types import SimpleNamespace
 from typing import Any, TypeVar
 
 from sqlalchemy import event
-from sqlalchemy.dialects.sqlite.aiosqlite import AsyncAdapt_aiosqlite_connection, AsyncAdapt_aiosqlite_dbapi
+from sqlalchemy.dialects.sqlite.aiosqlite import (
+    AsyncAdapt_aiosqlite_connection,
+    AsyncAdapt_aiosqlite_cursor,
+    AsyncAdapt_aiosqlite_dbapi,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import await_
 
@@ -147,8 +152,34 @@ async def _connect(database: str, **kwargs: Any) -> InlineConnection:
     return InlineConnection(sqlite3.connect(database, **kwargs))
 
 
+class _InlineAdaptedCursor(AsyncAdapt_aiosqlite_cursor):
+    """SQLAlchemy's cursor over a ``sqlite3`` cursor. SQLAlchemy's adapter awaits each of a statement's calls
+    (open, execute, fetch, close) under an asyncio lock, each await a switch of greenlets out to the loop and
+    back. Here opening and closing are plain calls, and the statement with its rows is one await: one is
+    needed, as SQLAlchemy's ``AsyncConnection.execute`` refuses a driver that never awaits."""
+
+    __slots__ = ()
+    _awaitable_cursor_close = False
+
+    def _make_new_cursor(self, connection: Any) -> Any:
+        return connection._connection.cursor()
+
+    def _aenter_cursor(self, cursor: Any) -> Any:
+        return cursor
+
+    async def _execute_async(self, operation: Any, parameters: Any) -> Any:
+        await _patiently(self._cursor.execute, operation, () if parameters is None else parameters)
+        if self._cursor.description:
+            self._rows = collections.deque(self._cursor.fetchall())
+
+    async def _executemany_async(self, operation: Any, seq_of_parameters: Any) -> Any:
+        await _patiently(self._cursor.executemany, operation, seq_of_parameters)
+
+
 class _InlineAdaptedConnection(AsyncAdapt_aiosqlite_connection):
     __slots__ = ()
+    _cursor_cls = _InlineAdaptedCursor
+
 
     @property
     def isolation_level(self) -> str | None:
