@@ -60,3 +60,29 @@ async def test_purge_keeps_the_retention_period(backend: str, tmp_path: Path) ->
                 assert await purge_expired_events(session, retention_days=30) == 0
         finally:
             await database.dispose()
+
+
+@pytest.mark.parametrize("backend", backends())
+async def test_a_purge_never_hands_a_position_out_again(backend: str, tmp_path: Path) -> None:
+    """Every event purged, the newest too: the next one still comes after them all, so a poller's cursor
+    taken before the purge does not skip it (on SQLite the counter moved by migration 0025's trigger)."""
+    with database_url(backend, tmp_path) as url:
+        await asyncio.to_thread(upgrade_database, url)
+        database = Database(Settings(database_url=url, data_dir=tmp_path))
+        try:
+            async with database.sessionmaker() as session:
+                written = [await emit(session, EventKind.CLAIM_REVIEWED, _reviewed(n), operator_id="usr_purged")
+                           for n in range(3)]
+                positions = [event.sequence for event in written]
+                assert positions == sorted(set(positions))
+                await session.execute(update(Event).values(created_at=now() - timedelta(days=31)))
+                await session.commit()
+                assert await purge_expired_events(session, retention_days=30) == 3
+
+                after = await emit(session, EventKind.CLAIM_REVIEWED, _reviewed(3), operator_id="usr_purged")
+                await session.commit()
+                assert after.sequence > positions[-1]
+                seen, _ = await list_events(session, Owner("usr_purged"), after=positions[-1])
+                assert [event.id for event in seen] == [after.id]
+        finally:
+            await database.dispose()

@@ -23,7 +23,6 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
-    update,
 )
 from sqlalchemy import cast as cast_
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -53,12 +52,13 @@ class Owner:
 # The statements of every event, built once: an event is written by most writing requests, and building
 # a statement costs more than SQLite takes to run it.
 _EVENTS = cast(Table, Event.__table__)
-_INSERT_EVENT = insert(_EVENTS)  # Core: a row written once needs no unit of work
-# SQLite: the single writer's own order. The counter row is taken under the database's write lock, which
-# every writer holds anyway until its commit, so positions commit in order and a purge never reuses one.
+# SQLite: the single writer's own order. The event takes the position after the counter's, and a trigger
+# moves the counter on (migration 0025), in one statement under the database's write lock, which every
+# writer holds anyway until its commit: positions commit in order and a purge never reuses one.
 _COUNTER = cast(Table, EventCounter.__table__)
-_NEXT_SEQUENCE = (update(_COUNTER).where(_COUNTER.c.id == 1).values(value=_COUNTER.c.value + 1)
-                  .returning(_COUNTER.c.value))
+_INSERT_COUNTED_EVENT = (insert(_EVENTS)  # Core: a row written once needs no unit of work
+                         .values(sequence=select(_COUNTER.c.value + 1).where(_COUNTER.c.id == 1).scalar_subquery())
+                         .returning(_EVENTS.c.sequence))
 # PostgreSQL: the transaction horizon, no shared row. An event's position is its transaction's id times
 # ``IN_TRANSACTION`` plus its rank within that transaction (the transaction's own rows alone fall in its
 # range, so the rank is read without a lock), and a poller reads only below the oldest transaction of this
@@ -113,8 +113,8 @@ async def _store(session: AsyncSession, event: Event) -> None:
                   if column.key != "sequence"}
         event.sequence = int((await core(session, _INSERT_POSITIONED_EVENT, values)).scalar_one())
         return
-    event.sequence = int((await core(session, _NEXT_SEQUENCE)).scalar_one())
-    await core(session, _INSERT_EVENT, {column.key: getattr(event, column.key) for column in _EVENTS.columns})
+    values = {column.key: getattr(event, column.key) for column in _EVENTS.columns if column.key != "sequence"}
+    event.sequence = int((await core(session, _INSERT_COUNTED_EVENT, values)).scalar_one())
 
 
 async def _will_queue(session: AsyncSession) -> None:
