@@ -33,7 +33,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +44,9 @@ from tests.support.server import ADMIN_EMAIL, LiveServer, database_url
 from perf import profile_top, statements, wrk
 from perf.floor import Floor, chosen_backends, print_against_floor
 from perf.market_load import SERVER_ENV, _seed
+
+FLOOR_GET = "floor GET /healthz"
+FLOOR_ECHO = "floor POST /echo"
 
 
 @dataclass
@@ -103,26 +106,39 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         server_pid = server.process.pid if server.process else os.getpid()
         server_cpu = CpuTime(server_pid)
         n, seconds = args.bots, args.seconds
-        healthz = wrk.run(f"{floor.base_url}/healthz", seconds, n, threads=n)
-        rows.append(Row("floor GET /healthz", healthz.requests_per_second, healthz.p99_ms, None,
-                        _share(healthz.cpu_seconds, healthz.seconds)))
-        echo = wrk.run(f"{floor.base_url}/echo", seconds, n, threads=n, script="echo.lua")
-        rows.append(Row("floor POST /echo", echo.requests_per_second, echo.p99_ms, None,
-                        _share(echo.cpu_seconds, echo.seconds)))
         reader = {"Authorization": f"Bearer {keys[0]}"}
         list_url = f"{server.base_url}/v1/agent/tasks?status=published"
-        before = server_cpu.seconds()
-        with profile_top.recording(server_pid, args.profile, f"{backend}-list"):
-            listed = wrk.run(list_url, seconds, n, threads=n, headers=reader)
-        rows.append(Row("GET /v1/agent/tasks", listed.requests_per_second, listed.p99_ms, "floor GET /healthz",
-                        _share(listed.cpu_seconds, listed.seconds), _share(server_cpu.seconds() - before,
-                                                                           listed.seconds)))
-        before = server_cpu.seconds()
-        with profile_top.recording(server_pid, args.profile, f"{backend}-cycle"):
-            cycle = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
-                            env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[:n], arenas[:args.arenas]))})
-        rows.append(Row("claim + submit (cycles)", _cycles(cycle) / cycle.seconds, cycle.p99_ms, "floor POST /echo",
-                        _share(cycle.cpu_seconds, cycle.seconds), _share(server_cpu.seconds() - before, cycle.seconds)))
+
+        def floor_around(name: str, path: str, script: str | None, measured: Callable[[], None]) -> None:
+            """The floor's ``path`` just before and just after ``measured``: its row is their mean, so a machine
+            whose speed drifts moves the floor with the figure it divides; the two show how far it drifted."""
+            first = wrk.run(f"{floor.base_url}{path}", seconds, n, threads=n, script=script)
+            measured()
+            last = wrk.run(f"{floor.base_url}{path}", seconds, n, threads=n, script=script)
+            rows.insert(-1, Row(f"{name} ({first.requests_per_second:.0f} before, {last.requests_per_second:.0f} "
+                                f"after)", (first.requests_per_second + last.requests_per_second) / 2,
+                                max(first.p99_ms, last.p99_ms), None,
+                                _share(first.cpu_seconds + last.cpu_seconds, first.seconds + last.seconds)))
+
+        def list_alone() -> None:
+            before = server_cpu.seconds()
+            with profile_top.recording(server_pid, args.profile, f"{backend}-list"):
+                listed = wrk.run(list_url, seconds, n, threads=n, headers=reader)
+            rows.append(Row("GET /v1/agent/tasks", listed.requests_per_second, listed.p99_ms, FLOOR_GET,
+                            _share(listed.cpu_seconds, listed.seconds),
+                            _share(server_cpu.seconds() - before, listed.seconds)))
+
+        def cycle_alone() -> None:
+            before = server_cpu.seconds()
+            with profile_top.recording(server_pid, args.profile, f"{backend}-cycle"):
+                cycle = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
+                                env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[:n], arenas[:args.arenas]))})
+            rows.append(Row("claim + submit (cycles)", _cycles(cycle) / cycle.seconds, cycle.p99_ms, FLOOR_ECHO,
+                            _share(cycle.cpu_seconds, cycle.seconds),
+                            _share(server_cpu.seconds() - before, cycle.seconds)))
+
+        floor_around(FLOOR_GET, "/healthz", None, list_alone)
+        floor_around(FLOOR_ECHO, "/echo", "echo.lua", cycle_alone)
         beside: list[wrk.WrkRun] = []
         poller = threading.Thread(target=lambda: beside.append(
             wrk.run(list_url, seconds, args.list_connections, headers=reader)))
@@ -130,16 +146,16 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         second = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
                          env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[n:], arenas[args.arenas:]))})
         poller.join()
-        rows.append(Row("claim + submit beside the list", _cycles(second) / second.seconds, None, "floor POST /echo",
+        rows.append(Row("claim + submit beside the list", _cycles(second) / second.seconds, None, FLOOR_ECHO,
                         _share(second.cpu_seconds, second.seconds)))
         rows.append(Row("GET /v1/agent/tasks under claim + submit", beside[0].requests_per_second, beside[0].p99_ms,
-                        "floor GET /healthz", _share(beside[0].cpu_seconds, beside[0].seconds)))
+                        FLOOR_GET, _share(beside[0].cpu_seconds, beside[0].seconds)))
     with tempfile.TemporaryDirectory(prefix="cycle-db-") as tmp, database_url(backend, Path(tmp)) as url:
         recording, bots, replay_arenas = statements.record_cycle(url, Path(tmp), args.bots, args.replay_arenas)
         bare = statements.replay(url, recording, bots, replay_arenas, seconds)
         rows.append(Row("the database alone: claim + submit statements, bare driver", bare.rate, None, None,
                         _share(bare.client_cpu_seconds, bare.seconds)))
-    floors = {row.scenario: row.rate for row in rows if row.scenario.startswith("floor")}
+    floors = {row.scenario.split(" (")[0]: row.rate for row in rows if row.scenario.startswith("floor")}
     for row in rows:
         ratio = f"{row.rate / floors[row.against]:.3f} of {row.against}" if row.against else ""
         if row.scenario.startswith("claim + submit"):
