@@ -4,7 +4,8 @@ Per backend, one ``bountyboard serve`` (one process, fresh database) with ``--ta
 two sets of ``--arenas`` arenas, one bot (and one wrk thread with one connection) per ``--bots``:
 
 - the floor's ``GET /healthz`` and ``POST /echo`` under wrk (perf/lua/echo.lua: the submission's body),
-  ``--bots`` threads;
+  ``--bots`` threads, each run just before and just after the figure it divides (the list, the cycle): its
+  row is their mean, and shows both, since this machine's speed drifts from one minute to the next;
 - the cycle under wrk (perf/lua/cycle.lua): each bot claims a slot of its next arena and submits to it,
   carrying the claim id from one answer into the next request; cycles/s over echoes/s (a cycle is two
   requests; the echo one);
