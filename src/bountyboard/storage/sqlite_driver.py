@@ -26,7 +26,7 @@ import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import event
 from sqlalchemy.dialects.sqlite.aiosqlite import (
@@ -168,12 +168,13 @@ class _InlineAdaptedCursor(AsyncAdapt_aiosqlite_cursor):
         return cursor
 
     async def _execute_async(self, operation: Any, parameters: Any) -> Any:
-        await _patiently(self._cursor.execute, operation, () if parameters is None else parameters)
-        if self._cursor.description:
-            self._rows = collections.deque(self._cursor.fetchall())
+        cursor = cast(sqlite3.Cursor, self._cursor)  # what _make_new_cursor made, not an awaitable cursor
+        await _patiently(cursor.execute, operation, () if parameters is None else parameters)
+        if cursor.description:
+            self._rows = collections.deque(cursor.fetchall())
 
     async def _executemany_async(self, operation: Any, seq_of_parameters: Any) -> Any:
-        await _patiently(self._cursor.executemany, operation, seq_of_parameters)
+        await _patiently(cast(sqlite3.Cursor, self._cursor).executemany, operation, seq_of_parameters)
 
 
 class _InlineAdaptedConnection(AsyncAdapt_aiosqlite_connection):
