@@ -156,7 +156,9 @@ class _InlineAdaptedCursor(AsyncAdapt_aiosqlite_cursor):
     """SQLAlchemy's cursor over a ``sqlite3`` cursor. SQLAlchemy's adapter awaits each of a statement's calls
     (open, execute, fetch, close) under an asyncio lock, each await a switch of greenlets out to the loop and
     back. Here opening and closing are plain calls, and the statement with its rows is one await: one is
-    needed, as SQLAlchemy's ``AsyncConnection.execute`` refuses a driver that never awaits."""
+    needed, as SQLAlchemy's ``AsyncConnection.execute`` refuses a driver that never awaits. No lock: a
+    statement yields to the loop only while another process holds the write lock, and a connection serves
+    one session at a time (the pool's checkout), whose statements are awaited one after another."""
 
     __slots__ = ()
     _awaitable_cursor_close = False
