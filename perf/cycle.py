@@ -58,6 +58,7 @@ class Row:
     against: str | None
     client_cpu: str
     server_cpu: str = ""
+    note: str = ""  # shown after the scenario's name
 
 
 class CpuTime:
@@ -110,33 +111,34 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         reader = {"Authorization": f"Bearer {keys[0]}"}
         list_url = f"{server.base_url}/v1/agent/tasks?status=published"
 
-        def floor_around(name: str, path: str, script: str | None, measured: Callable[[], None]) -> None:
+        def floor_around(name: str, path: str, script: str | None, measured: Callable[[], Row]) -> None:
             """The floor's ``path`` just before and just after ``measured``: its row is their mean, so a machine
             whose speed drifts moves the floor with the figure it divides; the two show how far it drifted."""
             first = wrk.run(f"{floor.base_url}{path}", seconds, n, threads=n, script=script)
-            measured()
+            row = measured()
             last = wrk.run(f"{floor.base_url}{path}", seconds, n, threads=n, script=script)
-            rows.insert(-1, Row(f"{name} ({first.requests_per_second:.0f} before, {last.requests_per_second:.0f} "
-                                f"after)", (first.requests_per_second + last.requests_per_second) / 2,
-                                max(first.p99_ms, last.p99_ms), None,
-                                _share(first.cpu_seconds + last.cpu_seconds, first.seconds + last.seconds)))
+            rows.append(Row(name, (first.requests_per_second + last.requests_per_second) / 2,
+                            max(first.p99_ms, last.p99_ms), None,
+                            _share(first.cpu_seconds + last.cpu_seconds, first.seconds + last.seconds),
+                            note=f"({first.requests_per_second:.0f} before, {last.requests_per_second:.0f} after)"))
+            rows.append(row)
 
-        def list_alone() -> None:
+        def list_alone() -> Row:
             before = server_cpu.seconds()
             with profile_top.recording(server_pid, args.profile, f"{backend}-list"):
                 listed = wrk.run(list_url, seconds, n, threads=n, headers=reader)
-            rows.append(Row("GET /v1/agent/tasks", listed.requests_per_second, listed.p99_ms, FLOOR_GET,
-                            _share(listed.cpu_seconds, listed.seconds),
-                            _share(server_cpu.seconds() - before, listed.seconds)))
+            return Row("GET /v1/agent/tasks", listed.requests_per_second, listed.p99_ms, FLOOR_GET,
+                       _share(listed.cpu_seconds, listed.seconds),
+                       _share(server_cpu.seconds() - before, listed.seconds))
 
-        def cycle_alone() -> None:
+        def cycle_alone() -> Row:
             before = server_cpu.seconds()
             with profile_top.recording(server_pid, args.profile, f"{backend}-cycle"):
                 cycle = wrk.run(server.base_url, seconds, n, threads=n, script="cycle.lua",
                                 env={"CYCLE_PLAN": str(_plan(Path(tmp), keys[:n], arenas[:args.arenas]))})
-            rows.append(Row("claim + submit (cycles)", _cycles(cycle) / cycle.seconds, cycle.p99_ms, FLOOR_ECHO,
-                            _share(cycle.cpu_seconds, cycle.seconds),
-                            _share(server_cpu.seconds() - before, cycle.seconds)))
+            return Row("claim + submit (cycles)", _cycles(cycle) / cycle.seconds, cycle.p99_ms, FLOOR_ECHO,
+                       _share(cycle.cpu_seconds, cycle.seconds),
+                       _share(server_cpu.seconds() - before, cycle.seconds))
 
         floor_around(FLOOR_GET, "/healthz", None, list_alone)
         floor_around(FLOOR_ECHO, "/echo", "echo.lua", cycle_alone)
@@ -156,13 +158,14 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         bare = statements.replay(url, recording, bots, replay_arenas, seconds)
         rows.append(Row("the database alone: claim + submit statements, bare driver", bare.rate, None, None,
                         _share(bare.client_cpu_seconds, bare.seconds)))
-    floors = {row.scenario.split(" (")[0]: row.rate for row in rows if row.scenario.startswith("floor")}
+    floors = {row.scenario: row.rate for row in rows if row.scenario.startswith("floor")}
     for row in rows:
         ratio = f"{row.rate / floors[row.against]:.3f} of {row.against}" if row.against else ""
         if row.scenario.startswith("claim + submit"):
             ratio += f"; {row.rate / bare.rate:.2f} of the database alone"
         p99 = f"{row.p99_ms:.1f}" if row.p99_ms is not None else ""
-        yield (f"| {backend} | {row.scenario} | {row.rate:.0f} | {p99} | {ratio} | {row.client_cpu} | "
+        name = f"{row.scenario} {row.note}" if row.note else row.scenario
+        yield (f"| {backend} | {name} | {row.rate:.0f} | {p99} | {ratio} | {row.client_cpu} | "
                f"{row.server_cpu} |")
 
 
