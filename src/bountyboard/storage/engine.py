@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from bountyboard.config import Settings, get_settings
 from bountyboard.storage.migrations import private_sqlite_files, sqlite_path
 from bountyboard.storage.replica import RecentWriters
+from bountyboard.storage.sqlite_checkpoints import Checkpointer
 from bountyboard.storage.sqlite_driver import NO_BEGIN, SNAPSHOT, InlineDBAPI, configure_sqlite
 from bountyboard.storage.stamps import PostgresStamps, SQLiteStamps, Stamps
 from bountyboard.storage.unit_of_work import UnitOfWorkSession
@@ -54,9 +55,14 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.engine = build_engine(settings)
+        path = sqlite_path(settings.effective_database_url)
         self._stamps: SQLiteStamps | PostgresStamps = (
-            SQLiteStamps(sqlite_path(settings.effective_database_url)) if self.engine.dialect.name == "sqlite"
+            SQLiteStamps(path) if self.engine.dialect.name == "sqlite"
             else PostgresStamps(self.engine.dialect.create_connect_args(self.engine.url)[1]))
+        # The engine's connections leave checkpoints to this thread (sqlite_checkpoints).
+        self._checkpointer = Checkpointer(path) if path is not None else None
+        if self._checkpointer is not None:
+            self._checkpointer.start()
         # Background jobs and the CLI: a transaction from the first statement, committed by the job.
         self.sessionmaker = self._sessions(self.engine)
         postgresql = self.engine.dialect.name == "postgresql"
@@ -91,6 +97,8 @@ class Database:
         return self.engine.dialect.name
 
     async def dispose(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
         await self._stamps.close()
         await self.engine.dispose()
         if self.replica_engine is not None:

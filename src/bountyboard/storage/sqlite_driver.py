@@ -219,9 +219,9 @@ SNAPSHOT = "bountyboard_snapshot"
 
 
 def configure_sqlite(engine: AsyncEngine) -> None:
-    """Every connection in WAL mode with foreign keys; a transaction of the plain engine (background
-    jobs, the CLI) begins with ``BEGIN IMMEDIATE``, a snapshot's with ``BEGIN``; a writer's turn ends with
-    its transaction."""
+    """Every connection in WAL mode with foreign keys, leaving checkpoints to ``sqlite_checkpoints``; a
+    transaction of the plain engine (background jobs, the CLI) begins with ``BEGIN IMMEDIATE``, a snapshot's
+    with ``BEGIN``; a writer's turn ends with its transaction."""
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -231,6 +231,7 @@ def configure_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA wal_autocheckpoint=0")  # the process's Checkpointer does it off the loop
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")

@@ -1,0 +1,82 @@
+"""The write-ahead log reaches the SQLite database file by the process's checkpointer thread, not inside a
+request's commit: the service's connections never checkpoint, and what they commit still lands in the file."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from bountyboard.config import Settings
+from bountyboard.storage.engine import Database
+
+
+def _rows_in_the_file(path: Path) -> int:
+    """Rows of ``t`` in the database file alone: an immutable reader ignores the write-ahead log."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?immutable=1", uri=True)) as reader:
+        try:
+            return int(reader.execute("SELECT count(*) FROM t").fetchone()[0])
+        except sqlite3.OperationalError:  # the table itself is still only in the log
+            return 0
+
+
+def _rows_once_checkpointed(path: Path, expected: int) -> int:
+    """The file's rows, once ``expected`` are there or 10 seconds have passed."""
+    deadline = time.monotonic() + 10
+    while (found := _rows_in_the_file(path)) < expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def _checkpointers() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name.startswith("wal-checkpoint")]
+
+
+def test_commits_reach_the_database_file_through_the_checkpointer_thread(tmp_path: Path) -> None:
+    path = tmp_path / "bountyboard.db"
+    before = len(_checkpointers())
+
+    async def scenario() -> tuple[int, int, int, int]:
+        database = Database(Settings(database_url=f"sqlite+aiosqlite:///{path}", data_dir=tmp_path))
+        running = len(_checkpointers())
+        async with database.engine.begin() as connection:
+            autocheckpoint = (await connection.exec_driver_sql("PRAGMA wal_autocheckpoint")).scalar_one()
+            await connection.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+            await connection.exec_driver_sql("INSERT INTO t VALUES (1), (2), (3)")
+        # 3 rows are a few pages: SQLite's own automatic checkpoint would wait for 1,000.
+        in_file = await asyncio.to_thread(_rows_once_checkpointed, path, 3)
+        await database.dispose()
+        return autocheckpoint, running, in_file, len(_checkpointers())
+
+    autocheckpoint, running, in_file, after = asyncio.run(scenario())
+    assert autocheckpoint == 0  # a commit never copies the log itself
+    assert running == before + 1
+    assert in_file == 3  # the thread copied the committed rows into the file
+    assert after == before  # disposing the database stops its thread
+
+
+def test_a_checkpoint_never_shows_uncommitted_writes(tmp_path: Path) -> None:
+    path = tmp_path / "bountyboard.db"
+
+    async def scenario() -> tuple[int, int]:
+        database = Database(Settings(database_url=f"sqlite+aiosqlite:///{path}", data_dir=tmp_path))
+        async with database.engine.begin() as connection:
+            await connection.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+            await connection.exec_driver_sql("INSERT INTO t VALUES (1)")
+        async with database.engine.connect() as connection:
+            transaction = await connection.begin()
+            await connection.exec_driver_sql("INSERT INTO t VALUES (2)")
+            await asyncio.sleep(1.0)  # five of the checkpointer's turns while the insert is open
+            open_writes_in_file = _rows_in_the_file(path)
+            await transaction.rollback()
+        async with database.engine.connect() as connection:
+            seen = (await connection.exec_driver_sql("SELECT count(*) FROM t")).scalar_one()
+        await database.dispose()
+        return open_writes_in_file, seen
+
+    in_file, seen = asyncio.run(scenario())
+    assert in_file == 1  # the committed row reached the file, the open one did not
+    assert seen == 1
