@@ -8,12 +8,15 @@ cannot disagree.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from fastapi import Request, Security
+from fastapi import Request, Response, Security, params
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer, SecurityScopes
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -240,3 +243,32 @@ def require_role(actor: Actor, *roles: Role) -> None:
     if not actor.role.acts_as(*roles):
         names = ", ".join(role.value for role in roles)
         raise Problem(403, ErrorCode.ROLE_REQUIRED, f"This operation is for accounts with the role {names}.")
+
+
+class KeyOnlyRoute(APIRoute):
+    """A route whose endpoint takes the request and the caller, ``(request, actor: Annotated[Actor,
+    require(...)])``, and reads everything else itself (the most polled reads). The caller is checked by the
+    same ``ApiKeyBearer`` with the same scopes the annotation names, called directly: FastAPI's dependency
+    solving, the largest part of its cost per request, is skipped (docs/performance.md). The OpenAPI
+    document is FastAPI's, from the same signature."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        check, scopes = _key_check_of(self.endpoint)
+        endpoint = self.endpoint
+
+        async def handler(request: Request) -> Response:
+            response: Response = await endpoint(request, await check(request, scopes))
+            return response
+
+        return handler
+
+
+def _key_check_of(endpoint: Callable[..., Any]) -> tuple[ApiKeyBearer, SecurityScopes]:
+    """The key check and scopes of an endpoint of :class:`KeyOnlyRoute`; a TypeError at start for any other."""
+    parameters = list(inspect.signature(endpoint, eval_str=True).parameters.values())
+    if len(parameters) == 2 and parameters[0].annotation is Request:
+        for marker in getattr(parameters[1].annotation, "__metadata__", ()):
+            if isinstance(marker, params.Security) and isinstance(marker.dependency, ApiKeyBearer):
+                return marker.dependency, SecurityScopes(list(marker.scopes or ()))
+    raise TypeError(f"{endpoint.__qualname__}: a KeyOnlyRoute endpoint takes (request: Request, "
+                    "actor: Annotated[Actor, require(...)]) only")

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
-from bountyboard.accounts.auth import Actor, require
+from bountyboard.accounts.auth import Actor, KeyOnlyRoute, require
 from bountyboard.accounts.dependencies import Publisher, Reviewer
 from bountyboard.clock import now, rfc3339
 from bountyboard.conditional import conditional_json, json_with_etag, not_modified, still_fresh
@@ -70,14 +70,9 @@ _CONDITIONAL: dict[int | str, dict[str, Any]] = {
     304: {"description": "Not modified: the If-None-Match ETag still names the answer."}}
 
 
-@agent_router.get("/agent/tasks", summary="List agent-friendly tasks", response_model=KeysetPage[AgentTask],
-                  responses=_CONDITIONAL, openapi_extra=TaskListQuery.openapi(),
-                  description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`). "
-                              "Send the answer's `ETag` back as `If-None-Match` to get 304 while nothing in it "
-                              "changed.")
 async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
-    # The most polled route reads its query and takes its session itself: each parameter and dependency
-    # FastAPI resolves costs every poll (docs/performance.md).
+    # The most polled route reads its query and takes its session itself, and its caller is checked without
+    # FastAPI's dependency solving (KeyOnlyRoute): what FastAPI resolves costs every poll (docs/performance.md).
     asked = TaskListQuery.of(request)
     session = request_session(request)
     caller = await eligibility.caller_of(session, actor, await state_stamp(session), now())
@@ -85,6 +80,13 @@ async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TAS
                                  caller, bool(asked.eligible))
     content, etag = await listing.task_list(session, query, request.headers.get("if-none-match"))
     return not_modified(etag) if content is None else json_with_etag(content, etag)
+
+
+agent_router.add_api_route(
+    "/agent/tasks", list_tasks, methods=["GET"], route_class_override=KeyOnlyRoute, summary="List agent-friendly tasks",
+    response_model=KeysetPage[AgentTask], responses=_CONDITIONAL, openapi_extra=TaskListQuery.openapi(),
+    description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`). Send the answer's "
+                "`ETag` back as `If-None-Match` to get 304 while nothing in it changed.")
 
 
 @agent_router.get("/agent/tasks/{id}", summary="One task", response_model=AgentTask, responses=_CONDITIONAL)

@@ -78,6 +78,11 @@ class UnitOfWorkSession(AsyncSession):
 
     async def close(self) -> None:
         self._after_commit, self.writing = [], False
+        if not self.sync_session.in_transaction():
+            # Nothing began (a GET answered from what the process keeps): no connection to give back, so
+            # closing does no I/O and needs no trip through SQLAlchemy's greenlet.
+            self.sync_session.close()
+            return
         await super().close()
 
 
