@@ -28,10 +28,9 @@ from dataclasses import dataclass, replace
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.errors import StorageError
 from starlette.requests import Request
-from starlette.types import Message, Receive, Scope, Send
 
 from bountyboard import clock
-from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
+from bountyboard.asgi import add_response_headers
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, Problem
 
@@ -267,7 +266,6 @@ async def reserve(identity: str, policies: Sequence[RatePolicy]) -> Reservation:
 # The general limit of each API key ------------------------------------------------------------------
 
 KEY_LIMITED_PREFIXES = ("/v1/agent/", "/v1/tasks")  # agent and publisher routes
-_STATE_HEADERS = "ratelimit_headers"
 
 
 async def limit_key(request: Request, key_id: str) -> None:
@@ -277,17 +275,5 @@ async def limit_key(request: Request, key_id: str) -> None:
         return
     settings = get_settings()
     policy = RatePolicy("key", settings.key_rate_limit, settings.key_rate_window_seconds, fail_open=True)
-    setattr(request.state, _STATE_HEADERS, await enforce(policy, key_id))
-
-
-class RateLimitHeadersMiddleware(HTTPMiddleware):
-    """Adds the headers :func:`limit_key` left in the request's state to the answer."""
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        state = scope.setdefault("state", {})
-
-        def add_headers(message: Message) -> Message:
-            added = state.get(_STATE_HEADERS) or {}
-            return with_headers(message, [(name.lower().encode(), value.encode()) for name, value in added.items()])
-
-        await self.app(scope, receive, on_response_start(send, add_headers))
+    headers = await enforce(policy, key_id)
+    add_response_headers(request.scope, [(name.lower().encode(), value.encode()) for name, value in headers.items()])

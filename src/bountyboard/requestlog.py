@@ -11,7 +11,7 @@ import time
 
 from starlette.types import Message, Receive, Scope, Send
 
-from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
+from bountyboard.asgi import HTTPMiddleware, on_response_start, response_headers, with_headers
 from bountyboard.config import get_settings
 from bountyboard.errors import ErrorCode, request_id_var, send_problem
 from bountyboard.ids import new_id
@@ -41,7 +41,7 @@ class RequestIdMiddleware(HTTPMiddleware):
         def add_id(message: Message) -> Message:
             nonlocal status
             status = message["status"]
-            return with_headers(message, [(b"x-request-id", request_id.encode())])
+            return with_headers(message, [*response_headers(scope), (b"x-request-id", request_id.encode())])
 
         send_with_id = on_response_start(send, add_id)
 

@@ -60,6 +60,8 @@ Claimer = Annotated[Actor, require(Scope.TASKS_CLAIM)]
 Submitter = Annotated[Actor, require(Scope.CLAIMS_SUBMIT)]
 
 agent_router = APIRouter(prefix="/v1", tags=["agent"], responses=problem_responses(401, 403, 404, 422))
+# The task list alone, which the app puts in its own route table (app.create_app): agents poll it most.
+polled_router = APIRouter(prefix="/v1", tags=["agent"], responses=problem_responses(401, 403, 404, 422))
 publisher_router = APIRouter(prefix="/v1/tasks", tags=["publisher"], responses=problem_responses(401, 403, 404, 422))
 review_router = APIRouter(prefix="/v1", tags=["review"], responses=problem_responses(401, 403, 404, 422))
 
@@ -82,7 +84,7 @@ async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TAS
     return not_modified(etag) if content is None else json_with_etag(content, etag)
 
 
-agent_router.add_api_route(
+polled_router.add_api_route(
     "/agent/tasks", list_tasks, methods=["GET"], route_class_override=KeyOnlyRoute, summary="List agent-friendly tasks",
     response_model=KeysetPage[AgentTask], responses=_CONDITIONAL, openapi_extra=TaskListQuery.openapi(),
     description="Newest first, by `page` or by cursor (`after` = the previous page's `nextCursor`). Send the answer's "

@@ -267,10 +267,11 @@ def rest_route(method: str, path: str) -> APIRoute:
     """The REST route a tool calls (its response model is the tool's output schema)."""
     from bountyboard.events.router import router as events_router
     from bountyboard.market.files.router import router as files_router
-    from bountyboard.market.router import agent_router
+    from bountyboard.market.router import agent_router, polled_router
     from bountyboard.reputation.router import router as reputation_router
 
-    for route in (*agent_router.routes, *events_router.routes, *files_router.routes, *reputation_router.routes):
+    for route in (*polled_router.routes, *agent_router.routes, *events_router.routes, *files_router.routes,
+                  *reputation_router.routes):
         if isinstance(route, APIRoute) and route.path == path and method in (route.methods or ()):
             return route
     raise LookupError(f"no REST operation {method} {path}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from starlette.types import Receive, Scope, Send
 
-from bountyboard.asgi import HTTPMiddleware, on_response_start, with_headers
+from bountyboard.asgi import HTTPMiddleware, add_response_headers
 from bountyboard.config import get_settings
 from bountyboard.market.files.downloads import FILE_PATH_PREFIX, FILE_POLICY
 from bountyboard.oauth.provider import CONSENT_PATH
@@ -63,5 +63,5 @@ def _transport_security(scope: Scope) -> list[tuple[bytes, bytes]]:
 class SecurityHeadersMiddleware(HTTPMiddleware):
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         policy = _policy(scope["path"]).encode()
-        added = [*_COMMON, (b"content-security-policy", policy), *_transport_security(scope)]
-        await self.app(scope, receive, on_response_start(send, lambda message: with_headers(message, added)))
+        add_response_headers(scope, [*_COMMON, (b"content-security-policy", policy), *_transport_security(scope)])
+        await self.app(scope, receive, send)

@@ -80,8 +80,10 @@ class UnitOfWorkSession(AsyncSession):
         self._after_commit, self.writing = [], False
         if not self.sync_session.in_transaction():
             # Nothing began (a GET answered from what the process keeps): no connection to give back, so
-            # closing does no I/O and needs no trip through SQLAlchemy's greenlet.
-            self.sync_session.close()
+            # closing does no I/O and needs no trip through SQLAlchemy's greenlet, nor anything at all when
+            # the session holds no object either.
+            if self.sync_session.identity_map or self.sync_session.new:
+                self.sync_session.close()
             return
         await super().close()
 
