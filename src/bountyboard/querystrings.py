@@ -12,12 +12,14 @@ the rest of answering a cached page (docs/performance.md).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar, Self
 from urllib.parse import parse_qsl
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bountyboard.errors import ErrorCode, send_problem
@@ -63,8 +65,15 @@ class QueryModel(BaseModel):
 
     @classmethod
     def of(cls, request: Request) -> Self:
+        return cls._parsed(request.scope.get("query_string", b""))
+
+    @classmethod
+    @functools.lru_cache(maxsize=512)
+    def _parsed(cls, raw: bytes) -> Self:
+        """The model of a raw query string, kept: pollers send the same few again and again, and a model
+        is frozen (a refused one raises each time)."""
         try:
-            return cls.model_validate(dict(request.query_params))
+            return cls.model_validate(dict(QueryParams(raw)))
         except ValidationError as error:
             raise RequestValidationError(
                 [{**detail, "loc": ("query", *detail["loc"])} for detail in error.errors(include_url=False)]

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import pytest
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
 from bountyboard.market.schemas import ClaimListQuery, TaskListQuery
 from bountyboard.querystrings import QueryModel
@@ -55,3 +56,14 @@ def test_a_bad_parameter_is_a_validation_error_at_its_place_in_the_query() -> No
     with pytest.raises(RequestValidationError) as raised:
         TaskListQuery.of(_request("pageSize=0&status=open"))
     assert [error["loc"] for error in raised.value.errors()] == [("query", "pageSize"), ("query", "status")]
+
+
+def test_a_query_string_is_validated_once_and_a_refused_one_every_time() -> None:
+    first = TaskListQuery.of(_request("module=arena&pageSize=7"))
+    assert TaskListQuery.of(_request("module=arena&pageSize=7")) is first  # kept, and frozen
+    assert ClaimListQuery.of(_request("module=arena&pageSize=7")) is not first  # kept per model
+    with pytest.raises(ValidationError):
+        first.pageSize = 8  # type: ignore[misc]
+    for _ in range(2):
+        with pytest.raises(RequestValidationError):
+            TaskListQuery.of(_request("pageSize=0"))
