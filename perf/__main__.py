@@ -8,8 +8,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ["market_load", "cycle", "webhook_dispatch", "benchhub_api", "site_pages", "bench_run", "agent_loop",
-              "check_sandbox", "login_burst"]
+BENCHMARKS = ["market_load", "cycle", "list_rounds", "webhook_dispatch", "benchhub_api", "site_pages", "bench_run",
+              "agent_loop", "check_sandbox", "login_burst"]
 
 
 def main() -> int:
