@@ -15,7 +15,7 @@ from bountyboard.error_codes import ErrorCode
 from bountyboard.errors import Problem
 from bountyboard.idempotency import IdempotencyRecord
 from bountyboard.storage.engine import get_database
-from bountyboard.storage.unit_of_work import after_commit, insert_new, transaction
+from bountyboard.storage.unit_of_work import after_commit, insert_new, transaction, write_changes
 from tests.support.api import Admin
 from tests.support.in_process import recorded_statements
 
@@ -106,3 +106,35 @@ def test_insert_new_writes_one_row_with_its_defaults_and_a_later_change_is_not_l
     statements, stored = asyncio.run(run())
     assert [s.split()[0] for s in statements if s.split()[0] in {"INSERT", "UPDATE"}] == ["INSERT", "UPDATE"]
     assert stored is not None and stored.status_code == 201 and stored.created_at == record.created_at
+
+
+@pytest.mark.usefixtures("app_admin")
+def test_write_changes_updates_only_what_changed_once_and_a_later_change_is_not_lost() -> None:
+    key = "uow-write-changes"
+
+    async def run() -> tuple[list[str], IdempotencyRecord | None, bool]:
+        async with get_database().request_sessionmaker() as setup:
+            setup.add(_record(key))
+            await setup.commit()
+        session = get_database().request_sessionmaker()
+        try:
+            with recorded_statements() as statements:
+                async with transaction(session):
+                    record = await session.get(IdempotencyRecord, key)
+                    assert record is not None
+                    record.status_code, record.fingerprint = 202, "g"
+                    await write_changes(session, record)
+                    clean = not session.dirty and record in session  # nothing left for the flush
+                    await write_changes(session, record)  # nothing changed since: no statement
+                    record.body = b"later"  # flushed at commit, as any change
+        finally:
+            await session.close()
+        async with get_database().request_sessionmaker() as reader:
+            return statements, await reader.get(IdempotencyRecord, key), clean
+
+    statements, stored, clean = asyncio.run(run())
+    updates = [s for s in statements if s.startswith("UPDATE")]
+    assert clean and len(updates) == 2, statements
+    assert "fingerprint" in updates[0] and "status_code" in updates[0] and "body" not in updates[0]
+    assert "body" in updates[1] and "status_code" not in updates[1]
+    assert stored is not None and (stored.status_code, stored.fingerprint, stored.body) == (202, "g", b"later")

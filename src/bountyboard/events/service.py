@@ -183,7 +183,8 @@ async def record(
     publisher_id: str | None = None,
 ) -> Event:
     """``emit()`` with an untyped payload: only for the test-only event bursts, whose data is free."""
-    await session.flush()
+    if session.new or session.dirty or session.deleted:  # the flow's changes are written before its event
+        await session.flush()
     endpoints = await _subscribers(session, type, bot_id, operator_id, publisher_id)
     if endpoints:
         await _will_queue(session)

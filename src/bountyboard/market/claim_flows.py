@@ -26,7 +26,7 @@ from bountyboard.market.modules import Module, is_claimable
 from bountyboard.market.permissions import held_claim
 from bountyboard.market.slots import check_claim_now, end_claim, lapse_task, take_slot, visibility
 from bountyboard.market.transitions import ClaimMove, move_claim, task_conflict
-from bountyboard.storage.unit_of_work import insert_new
+from bountyboard.storage.unit_of_work import insert_new, write_changes
 
 
 def _holder_checks(holder: ColumnElement[bool]) -> Select[Any]:
@@ -88,6 +88,7 @@ async def claim_task(session: AsyncSession, actor: Actor, task_id: str) -> Claim
     await insert_new(session, claim)  # read below, never changed: no unit of work needed
     take_slot(task)
     task.updated_at = current
+    await write_changes(session, task)
     await hold_bond(session, task, claim)
     await emit(session, EventKind.TASK_CLAIMED, TaskClaimedData(
         taskId=task.id, claimId=claim.id, botId=claim.bot_id, operatorId=claim.operator_id,

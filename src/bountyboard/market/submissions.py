@@ -29,7 +29,7 @@ from bountyboard.market.permissions import held_claim
 from bountyboard.market.schemas import SubmissionBody
 from bountyboard.market.slots import check_claim_now, visibility
 from bountyboard.market.transitions import ClaimMove, move_claim
-from bountyboard.storage.unit_of_work import insert_new
+from bountyboard.storage.unit_of_work import insert_new, write_changes
 
 
 def _fingerprint(body: SubmissionBody) -> str:
@@ -101,6 +101,7 @@ async def submit(session: AsyncSession, actor: Actor, claim_id: str, body: Submi
     move_claim(claim, ClaimMove.SUBMIT)
     claim.submitted_at = current
     schedule_review(task, claim, current)
+    await write_changes(session, claim)
     await emit(session, EventKind.CLAIM_SUBMITTED, ClaimSubmittedData(
         taskId=task.id, claimId=claim.id, submissionId=submission.id, resultType=submission.result_type,
         submittedAt=rfc3339(current), contentSha256=submission.content_sha256, reviewState=claim.review_state,
