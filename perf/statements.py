@@ -78,13 +78,11 @@ def _env(url: str, data_dir: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _service(url: str, data_dir: Path) -> Iterator[Any]:
-    """The app in this process on ``url`` (migrated), with an admin key: ``(client, admin headers)``."""
-    from fastapi.testclient import TestClient
-
+def prepared(url: str, data_dir: Path) -> Iterator[str]:
+    """The service's settings for ``url`` in this process's environment, its database migrated, with an
+    admin: yields an admin key with every scope. The settings are restored afterwards."""
     from bountyboard.accounts import service as accounts
     from bountyboard.accounts.scopes import KeyKind
-    from bountyboard.app import create_app
     from bountyboard.cli.ops import bootstrap_admin, run_with_session
     from bountyboard.config import get_settings
     from bountyboard.contract.scopes import Scope
@@ -102,14 +100,23 @@ def _service(url: str, data_dir: Path) -> Iterator[Any]:
             admin = await accounts.get_user_by_email(session, "admin@perf.example")
             return (await accounts.issue_key(session, admin, KeyKind.USER, list(Scope))).key
 
-        key = run_with_session(admin_key)
-        with TestClient(create_app(), base_url="http://perf") as client:
-            yield client, {"Authorization": f"Bearer {key}"}
+        yield run_with_session(admin_key)
     finally:
         set_database(None)
         os.environ.clear()
         os.environ.update(saved)
         get_settings.cache_clear()
+
+
+@contextlib.contextmanager
+def _service(url: str, data_dir: Path) -> Iterator[Any]:
+    """The app in this process on ``url`` (migrated), with an admin key: ``(client, admin headers)``."""
+    from fastapi.testclient import TestClient
+
+    from bountyboard.app import create_app
+
+    with prepared(url, data_dir) as key, TestClient(create_app(), base_url="http://perf") as client:
+        yield client, {"Authorization": f"Bearer {key}"}
 
 
 def _ok(answer: Any) -> Any:
