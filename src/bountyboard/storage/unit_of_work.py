@@ -133,25 +133,33 @@ async def insert_new(session: AsyncSession, row: DeclarativeBase) -> None:
     for key, column in columns.items():
         if key not in row.__dict__:
             setattr(row, key, sent.get(column))
+    _join_as_loaded(session, row)
+
+
+def _join_as_loaded(session: AsyncSession, row: DeclarativeBase) -> None:
+    """Put ``row`` in the session as a row just read from the database: out of any session, its attribute
+    history reset, back in as persistent, so the flush writes only what changes on it from here on."""
+    make_transient(row)
     make_transient_to_detached(row)
     session.add(row)
 
 
-_UPDATES: dict[tuple[type[Any], frozenset[str]], Update] = {}
+_UPDATES: dict[tuple[type[Any], frozenset[str]], tuple[Update, list[str]]] = {}
 
 
-def _update_of(mapped: type[Any], keys: frozenset[str]) -> Update:
+def _update_of(mapped: type[Any], keys: frozenset[str]) -> tuple[Update, list[str]]:
     """``UPDATE <table> SET <the columns of keys> WHERE <primary key>``, with a parameter per column named by
-    its key (``pk_<key>`` for the primary key's), built once per class and set of columns."""
+    its attribute's key (``pk_<key>`` for the primary key's), and the primary key's attribute keys; built
+    once per class and set of columns."""
     if (mapped, keys) not in _UPDATES:
         mapper = inspect(mapped)
         table = cast(Table, mapper.local_table)
         primary_key = [mapper.get_property_by_column(column).key for column in mapper.primary_key]
-        _UPDATES[mapped, keys] = (
-            update(table)
-            .where(and_(*(table.c[mapper.get_property(key).columns[0].key] == bindparam(f"pk_{key}")
-                          for key in primary_key)))
-            .values({mapper.get_property(key).columns[0].key: bindparam(key) for key in sorted(keys)}))
+        statement = (update(table)
+                     .where(and_(*(table.c[mapper.get_property(key).columns[0].key] == bindparam(f"pk_{key}")
+                                   for key in primary_key)))
+                     .values({mapper.get_property(key).columns[0].key: bindparam(key) for key in sorted(keys)}))
+        _UPDATES[mapped, keys] = statement, primary_key
     return _UPDATES[mapped, keys]
 
 
@@ -161,18 +169,15 @@ async def write_changes(session: AsyncSession, row: DeclarativeBase) -> None:
     us, the UPDATE about 100: docs/performance.md). The row then reads as freshly loaded, its history reset,
     so the flush at commit finds nothing of it to write; a later change is flushed as usual."""
     state = inspect(row)
-    mapper = state.mapper
-    changed = frozenset(key for key in state.committed_state if key in mapper.column_attrs)
+    changed = frozenset(key for key in state.committed_state if key in state.mapper.column_attrs)
     if not changed:
         return
     assert state.identity is not None, "a row loaded from the database, not a new one"
+    statement, primary_key = _update_of(type(row), changed)
     values = {key: row.__dict__[key] for key in changed}
-    values.update({f"pk_{key}": value for key, value in zip(
-        (mapper.get_property_by_column(column).key for column in mapper.primary_key), state.identity, strict=True)})
-    await core(session, _update_of(type(row), changed), values)
-    make_transient(row)  # out of the session, its history kept...
-    make_transient_to_detached(row)  # ...then reset, as if just loaded...
-    session.add(row)  # ...and back in the session as a loaded row
+    values.update({f"pk_{key}": value for key, value in zip(primary_key, state.identity, strict=True)})
+    await core(session, statement, values)
+    _join_as_loaded(session, row)
 
 
 async def begin(session: AsyncSession) -> None:
