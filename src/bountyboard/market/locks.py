@@ -30,11 +30,10 @@ def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
 _TASK_BY_ID = select(Task).where(Task.id == bindparam("task_id"))
 _TASK = locking(_TASK_BY_ID)
 _TASK_UNLESS_BUSY = locking(_TASK_BY_ID, skip_locked=True)
-# A claim's task found through the claim in the same statement (a claim's task never changes); only the
-# task's row is locked by it (``FOR UPDATE OF tasks`` on PostgreSQL).
-_TASK_OF_CLAIM = (select(Task).join(Claim, Claim.task_id == Task.id).where(Claim.id == bindparam("claim_id"))
-                  .with_for_update(of=Task).execution_options(populate_existing=True))
-_CLAIM = locking(select(Claim).where(Claim.id == bindparam("claim_id")))
+# A claim and its task in one statement, one round trip under the lock: PostgreSQL locks a row of each, in
+# the order of the FROM list (the task first, as everywhere), each at its newest version once locked.
+_CLAIM_WITH_TASK = locking(select(Task, Claim).join(Claim, Claim.task_id == Task.id)
+                           .where(Claim.id == bindparam("claim_id")))
 HOLDING = select(Claim).where(Claim.task_id == bindparam("task_id"), Claim.holds_slot.is_(True))
 """A task's slot-holding claims (parameter ``task_id``); locked and in order by :func:`holding_claims`."""
 _HOLDING_IN_ORDER = locking(HOLDING.order_by(Claim.created_at))
@@ -47,11 +46,10 @@ async def lock_task(session: AsyncSession, task_id: str, *, skip_locked: bool = 
 
 async def locked_claim(session: AsyncSession, claim_id: str) -> tuple[Task, Claim]:
     """The claim and its task, both locked (task first, as everywhere)."""
-    task = (await session.execute(_TASK_OF_CLAIM, {"claim_id": claim_id})).scalar_one_or_none()
-    if task is None:
+    row = (await session.execute(_CLAIM_WITH_TASK, {"claim_id": claim_id})).one_or_none()
+    if row is None:
         raise not_found("claim", claim_id)
-    claim = (await session.execute(_CLAIM, {"claim_id": claim_id})).scalar_one()
-    return task, claim
+    return row.Task, row.Claim
 
 
 async def holding_claims(session: AsyncSession, task_id: str) -> list[Claim]:
