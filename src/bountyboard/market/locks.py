@@ -20,7 +20,7 @@ from bountyboard.market.models import Claim, Task
 from bountyboard.storage.unit_of_work import core
 
 
-def locking(statement: Select[Any], skip_locked: bool = False) -> Select[Any]:
+def locking(statement: Select[*tuple[Any, ...]], skip_locked: bool = False) -> Select[*tuple[Any, ...]]:
     """``statement`` as a locking read whose rows replace what the session holds of them."""
     return statement.with_for_update(skip_locked=skip_locked).execution_options(populate_existing=True)
 
