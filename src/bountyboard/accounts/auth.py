@@ -101,12 +101,12 @@ _resolved: StampedCache[str, _Resolved] = StampedCache(1024)
 
 async def resolve_key(session: AsyncSession, key: str) -> Actor:
     """Look a presented key up by its keyed hash; refuse malformed, unknown, revoked or expired keys."""
-    if not is_well_formed(key):
-        raise _unauthorized("The API key is malformed (expected svc- followed by the secret).")
     key_hash = hash_key(key, get_settings().effective_secret_key)
     stamp = await accounts_stamp(session)
     resolved = _resolved.get(key_hash, stamp)
-    if resolved is None:
+    if resolved is None:  # a key found among those resolved was well formed when it was resolved
+        if not is_well_formed(key):
+            raise _unauthorized("The API key is malformed (expected svc- followed by the secret).")
         resolved = await _look_up(session, key_hash)
         _resolved.put(key_hash, stamp, resolved, until=resolved.expires_at)
     actor, current = resolved.actor, now()
