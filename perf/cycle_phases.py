@@ -7,6 +7,9 @@ here give the floor under any write request: a ``POST`` that checks the caller's
 also begins and commits an empty unit of work. A phase's time includes those it calls (an event's write is
 inside its flow). Phases run one after another here: under wrk, 16 bots interleave them.
 
+Before the cycle, the cached ``GET /v1/agent/tasks`` is timed with pieces of every key-checked request taken
+out in turn (``PIECES``), rounds alternating, medians printed: what each piece costs a request.
+
     .venv/bin/python -m perf.cycle_phases [--backend sqlite|postgresql|both] [--cycles 300]
 """
 
@@ -18,6 +21,7 @@ import collections
 import contextlib
 import functools
 import importlib
+import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -28,8 +32,13 @@ import httpx
 from fastapi import APIRouter
 from tests.support.server import database_url
 
+import bountyboard.accounts.auth
+from bountyboard.asgi import add_response_headers
+from bountyboard.config import get_settings
 from bountyboard.market.router import Claimer
+from bountyboard.ratelimit import RatePolicy, enforce
 from bountyboard.storage.session import WriteSession
+from bountyboard.storage.stamps import SQLiteStamps
 from perf import statements
 from perf.floor import chosen_backends
 from perf.market_load import _ok, _seed
@@ -47,6 +56,58 @@ PHASES = [
     ("bountyboard.market.submissions", "_same_submission"), ("bountyboard.market.submissions", "insert_new"),
     ("bountyboard.market.submissions", "write_changes"),
 ]
+
+
+async def _key_limit_headers_only(request: Any, key_id: str) -> None:
+    """The per-key limit's two answer headers, nothing counted."""
+    add_response_headers(request.scope, [(b"ratelimit-policy", b'"key";q=600;w=60'),
+                                         (b"ratelimit", b'"key";r=599;t=60')])
+
+
+async def _key_limit_count_only(request: Any, key_id: str) -> None:
+    """The per-key limit counted as ``limit_key`` counts it, no answer header."""
+    settings = get_settings()
+    await enforce(RatePolicy("key", settings.key_rate_limit, settings.key_rate_window_seconds, fail_open=True), key_id)
+
+
+async def _no_key_limit(request: Any, key_id: str) -> None:
+    return None
+
+
+def _data_version_once(read: Callable[[SQLiteStamps], int | None]) -> Callable[[SQLiteStamps], int | None]:
+    """``SQLiteStamps.data_version`` read once, then the same number: the stamps without their pragma."""
+    kept: dict[int, int | None] = {}
+
+    def once(stamps: SQLiteStamps) -> int | None:
+        if id(stamps) not in kept:
+            kept[id(stamps)] = read(stamps)
+        return kept[id(stamps)]
+
+    return once
+
+
+# Pieces of a key-checked GET, each replaced in turn: (label, object, attribute, replacement).
+PIECES: list[tuple[str, Any, str, Any]] = [
+    ("as served", None, "", None),
+    ("the per-key limit neither counted nor in the headers", bountyboard.accounts.auth, "limit_key", _no_key_limit),
+    ("the per-key limit counted, no headers", bountyboard.accounts.auth, "limit_key", _key_limit_count_only),
+    ("the per-key limit's headers, nothing counted", bountyboard.accounts.auth, "limit_key", _key_limit_headers_only),
+    ("the stamps without `PRAGMA data_version` (SQLite's; no change on PostgreSQL)", SQLiteStamps, "data_version",
+     _data_version_once(SQLiteStamps.data_version)),
+]
+
+
+@contextlib.contextmanager
+def replaced(owner: Any, name: str, replacement: Any) -> Iterator[None]:
+    if owner is None:
+        yield
+        return
+    saved = getattr(owner, name)
+    setattr(owner, name, replacement)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
 
 
 class Clock:
@@ -121,7 +182,7 @@ async def measure(cycles: int, admin_key: str) -> list[str]:
 
         for arena in arenas[:20]:  # warm: statements compiled, caches filled
             await cycle(arena)
-        lines = []
+        lines = await pieces_of_a_get(http, clock, bot)
         for route in ("key-only", "empty-unit"):
             clock.spent.clear()
             for index in range(cycles):
@@ -134,6 +195,24 @@ async def measure(cycles: int, admin_key: str) -> list[str]:
         for label, seconds in clock.spent.most_common():
             lines.append(f"| {label} | {seconds / cycles * 1e6:.0f} | per cycle |")
         return lines
+
+
+async def pieces_of_a_get(http: httpx.AsyncClient, clock: Clock, bot: dict[str, str], rounds: int = 8,
+                          requests: int = 1000) -> list[str]:
+    """The cached task list's time in the app with each of ``PIECES`` replaced, rounds alternating."""
+    url = "/v1/agent/tasks?status=published"
+    for _ in range(requests):  # warm: the answer cached, the caller's key resolved
+        _ok(await http.get(url, headers=bot))
+    spent: dict[str, list[float]] = {label: [] for label, *_ in PIECES}
+    for _ in range(rounds):
+        for label, owner, name, replacement in PIECES:
+            clock.spent.clear()
+            with replaced(owner, name, replacement):
+                for _ in range(requests):
+                    _ok(await http.get(url, headers=bot))
+            spent[label].append(clock.spent["the app, in all"] / requests * 1e6)
+    return [f"| GET /v1/agent/tasks (cached), {label} | {statistics.median(times):.0f} | median of {rounds} rounds |"
+            for label, times in spent.items()]
 
 
 def main() -> None:
