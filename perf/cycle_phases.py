@@ -34,9 +34,8 @@ from tests.support.server import database_url
 
 import bountyboard.accounts.auth
 from bountyboard.asgi import add_response_headers
-from bountyboard.config import get_settings
 from bountyboard.market.router import Claimer
-from bountyboard.ratelimit import RatePolicy, enforce
+from bountyboard.ratelimit import enforce, key_policy
 from bountyboard.storage.session import WriteSession
 from bountyboard.storage.stamps import SQLiteStamps
 from perf import statements
@@ -66,8 +65,7 @@ async def _key_limit_headers_only(request: Any, key_id: str) -> None:
 
 async def _key_limit_count_only(request: Any, key_id: str) -> None:
     """The per-key limit counted as ``limit_key`` counts it, no answer header."""
-    settings = get_settings()
-    await enforce(RatePolicy("key", settings.key_rate_limit, settings.key_rate_window_seconds, fail_open=True), key_id)
+    await enforce(key_policy(), key_id)
 
 
 async def _no_key_limit(request: Any, key_id: str) -> None:

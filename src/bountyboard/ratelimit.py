@@ -268,12 +268,16 @@ async def reserve(identity: str, policies: Sequence[RatePolicy]) -> Reservation:
 KEY_LIMITED_PREFIXES = ("/v1/agent/", "/v1/tasks")  # agent and publisher routes
 
 
+def key_policy() -> RatePolicy:
+    """The general limit of each API key: settings ``key_rate_limit`` per ``key_rate_window_seconds``."""
+    settings = get_settings()
+    return RatePolicy("key", settings.key_rate_limit, settings.key_rate_window_seconds, fail_open=True)
+
+
 async def limit_key(request: Request, key_id: str) -> None:
     """Count a key-authenticated request to an agent or publisher route against its key's limit
-    (settings ``key_rate_limit`` per ``key_rate_window_seconds``); called by the authentication."""
+    (:func:`key_policy`); called by the authentication."""
     if not request.scope["path"].startswith(KEY_LIMITED_PREFIXES):
         return
-    settings = get_settings()
-    policy = RatePolicy("key", settings.key_rate_limit, settings.key_rate_window_seconds, fail_open=True)
-    headers = await enforce(policy, key_id)
+    headers = await enforce(key_policy(), key_id)
     add_response_headers(request.scope, [(name.lower().encode(), value.encode()) for name, value in headers.items()])
