@@ -271,8 +271,14 @@ class _WriterQueue:
         """Wait for this process's turn (from SQLAlchemy's synchronous code, inside its greenlet)."""
         lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
         with contextlib.suppress(TimeoutError):
-            await_(asyncio.wait_for(lock.acquire(), self._PATIENCE))
+            await_(self._turn(lock))
             info[self._HELD] = lock
+
+    async def _turn(self, lock: asyncio.Lock) -> None:
+        # ``asyncio.timeout`` rather than ``wait_for``, which on Python 3.11 runs the wait as a task of its own:
+        # a free lock is taken without that task and the turn of the loop it waits for.
+        async with asyncio.timeout(self._PATIENCE):
+            await lock.acquire()
 
     def release(self, info: dict[str, Any]) -> None:
         lock = info.pop(self._HELD, None)
