@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.util import greenlet_spawn
 
 from bountyboard.storage import sqlite_driver
 from bountyboard.storage.sqlite_driver import InlineDBAPI
@@ -86,30 +84,3 @@ def test_a_writer_gives_up_after_its_patience(tmp_path: Path, monkeypatch: pytes
         asyncio.run(scenario())
     other.execute("ROLLBACK")
     other.close()
-
-
-def test_writers_take_turns_and_a_free_turn_is_taken_without_a_turn_of_the_loop() -> None:
-    queue = sqlite_driver._WriterQueue()
-    queue._PATIENCE = 0.05
-    held = sqlite_driver._WriterQueue._HELD
-
-    async def run() -> None:
-        first: dict[str, object] = {}
-        second: dict[str, object] = {}
-        third: dict[str, object] = {}
-        ran: list[str] = []
-        asyncio.get_running_loop().call_soon(ran.append, "a callback due at the loop's next turn")
-        await greenlet_spawn(queue.acquire, first)
-        assert held in first and not ran  # taken at once: the loop did not turn
-        started = time.monotonic()
-        await greenlet_spawn(queue.acquire, second)  # the turn is held: waits its patience, then goes on
-        assert held not in second and time.monotonic() - started >= 0.05
-        waiting = asyncio.ensure_future(greenlet_spawn(queue.acquire, third))
-        await asyncio.sleep(0.01)
-        assert not waiting.done()
-        queue.release(first)
-        await waiting
-        assert held in third  # the next writer's turn, as soon as the first ends it
-        queue.release(third)
-
-    asyncio.run(run())
