@@ -40,7 +40,7 @@ from bountyboard.storage.session import WriteSession
 from bountyboard.storage.stamps import SQLiteStamps
 from perf import statements
 from perf.floor import chosen_backends
-from perf.market_load import _ok, _seed
+from perf.market_load import SUBMISSION, _ok, _seed
 
 # (module, function): the cycle's phases, each timed where its caller looks it up.
 PHASES = [
@@ -162,6 +162,12 @@ def with_floor_routes(app: Any) -> None:
     app.router.routes[0:0] = router.routes
 
 
+async def one_cycle(http: httpx.AsyncClient, bot: dict[str, str], arena: str) -> None:
+    """One claim + submit of the bot whose headers are ``bot``, on ``arena``, through the app in process."""
+    claim = _ok(await http.post(f"/v1/agent/tasks/{arena}/claim", headers=bot))
+    _ok(await http.post(f"/v1/agent/claims/{claim['claimId']}/submit", headers=bot, json=SUBMISSION))
+
+
 async def measure(cycles: int, admin_key: str) -> list[str]:
     from bountyboard.app import create_app
 
@@ -173,13 +179,8 @@ async def measure(cycles: int, admin_key: str) -> list[str]:
         keys, arenas = await _seed(http, admin_key, 1, 0, cycles + 20)
         bot = {"Authorization": f"Bearer {keys[0]}"}
 
-        async def cycle(arena: str) -> None:
-            claim = _ok(await http.post(f"/v1/agent/tasks/{arena}/claim", headers=bot))
-            _ok(await http.post(f"/v1/agent/claims/{claim['claimId']}/submit", headers=bot,
-                                json={"resultType": "text", "content": "result of the cycle"}))
-
         for arena in arenas[:20]:  # warm: statements compiled, caches filled
-            await cycle(arena)
+            await one_cycle(http, bot, arena)
         lines = await pieces_of_a_get(http, clock, bot)
         for route in ("key-only", "empty-unit"):
             clock.spent.clear()
@@ -189,7 +190,7 @@ async def measure(cycles: int, admin_key: str) -> list[str]:
         clock.spent.clear()
         with phases_timed(clock):
             for arena in arenas[20:]:
-                await cycle(arena)
+                await one_cycle(http, bot, arena)
         for label, seconds in clock.spent.most_common():
             lines.append(f"| {label} | {seconds / cycles * 1e6:.0f} | per cycle |")
         return lines

@@ -33,6 +33,7 @@ import httpx
 from tests.support.server import database_url
 
 from perf import statements
+from perf.cycle_phases import one_cycle
 from perf.floor import chosen_backends
 from perf.market_load import _ok, _seed
 
@@ -52,14 +53,9 @@ async def _drive(admin_key: str, what: str, requests: int) -> None:
         keys, arenas = await _seed(http, admin_key, 1, 0, cycles + 20)
         bot = {"Authorization": f"Bearer {keys[0]}"}
 
-        async def cycle(arena: str) -> None:
-            claim = _ok(await http.post(f"/v1/agent/tasks/{arena}/claim", headers=bot))
-            _ok(await http.post(f"/v1/agent/claims/{claim['claimId']}/submit", headers=bot,
-                                json={"resultType": "text", "content": "result of the cycle"}))
-
         if what == "cycle":
             for arena in arenas[:20]:  # warm: statements compiled, caches filled
-                await cycle(arena)
+                await one_cycle(http, bot, arena)
         else:
             for _ in range(50):
                 _ok(await http.get(LIST_URL, headers=bot))
@@ -69,7 +65,7 @@ async def _drive(admin_key: str, what: str, requests: int) -> None:
         await counting.wait()
         if what == "cycle":
             for arena in arenas[20:20 + cycles]:
-                await cycle(arena)
+                await one_cycle(http, bot, arena)
         else:
             for _ in range(requests):
                 _ok(await http.get(LIST_URL, headers=bot))
