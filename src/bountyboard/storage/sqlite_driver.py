@@ -274,6 +274,8 @@ class _WriterQueue:
             # ``wait_for`` runs the wait as a task (Python 3.11), so even a free turn costs a turn of the loop,
             # and that turn is where the requests waiting behind a writer get in: taken at once instead, the
             # list's p99 under the claim + submit cycle rose from 24-27 to 128-164 ms (docs/performance.md).
+            # Python 3.12's ``wait_for`` makes no task and takes a free lock without that turn: there the
+            # turn is missing until it is made explicit (and measured under wrk).
             await_(asyncio.wait_for(lock.acquire(), self._PATIENCE))
             info[self._HELD] = lock
 
