@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.util import greenlet_spawn
 
 from bountyboard.storage import sqlite_driver
 from bountyboard.storage.sqlite_driver import InlineDBAPI
@@ -84,3 +86,37 @@ def test_a_writer_gives_up_after_its_patience(tmp_path: Path, monkeypatch: pytes
         asyncio.run(scenario())
     other.execute("ROLLBACK")
     other.close()
+
+
+def test_writers_take_turns_and_even_a_free_turn_lets_the_loop_turn_first() -> None:
+    queue = sqlite_driver._WriterQueue()
+    queue._PATIENCE = 0.05
+    held = sqlite_driver._WriterQueue._HELD
+
+    async def run() -> None:
+        first: dict[str, object] = {}
+        second: dict[str, object] = {}
+        third: dict[str, object] = {}
+        loop = asyncio.get_running_loop()
+        ran: list[int] = []
+
+        def request_arriving(turn: int) -> None:  # each turn of the loop, one more request's step
+            ran.append(turn)
+            if turn < queue._TURNS:
+                loop.call_soon(request_arriving, turn + 1)
+
+        loop.call_soon(request_arriving, 1)
+        await greenlet_spawn(queue.acquire, first)
+        assert held in first and ran == list(range(1, queue._TURNS + 1))  # a free turn, after the loop's turns
+        started = time.monotonic()
+        await greenlet_spawn(queue.acquire, second)  # the turn is held: waits its patience, then goes on
+        assert held not in second and time.monotonic() - started >= 0.05
+        waiting = asyncio.ensure_future(greenlet_spawn(queue.acquire, third))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        queue.release(first)
+        await waiting
+        assert held in third  # the next writer's turn, as soon as the first ends it
+        queue.release(third)
+
+    asyncio.run(run())

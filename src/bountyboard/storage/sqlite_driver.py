@@ -263,6 +263,9 @@ class _WriterQueue:
 
     _HELD = "bountyboard_writer_turn"
     _PATIENCE = 30.0
+    # The list's p99 under the claim + submit cycle (perf.cycle, SQLite) fell with each turn: 60-92 ms with
+    # none, 50-62 with one, 32-43 with two, 24-30 with three, the cycle's rate unchanged (docs/performance.md).
+    _TURNS = 3
 
     def __init__(self) -> None:
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
@@ -271,13 +274,18 @@ class _WriterQueue:
         """Wait for this process's turn (from SQLAlchemy's synchronous code, inside its greenlet)."""
         lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
         with contextlib.suppress(TimeoutError):
-            # ``wait_for`` runs the wait as a task (Python 3.11), so even a free turn costs a turn of the loop,
-            # and that turn is where the requests waiting behind a writer get in: taken at once instead, the
-            # list's p99 under the claim + submit cycle rose from 24-27 to 128-164 ms (docs/performance.md).
-            # Python 3.12's ``wait_for`` makes no task and takes a free lock without that turn: there the
-            # turn is missing until it is made explicit (and measured under wrk).
-            await_(asyncio.wait_for(lock.acquire(), self._PATIENCE))
+            await_(self._take_turn(lock))
             info[self._HELD] = lock
+
+    async def _take_turn(self, lock: asyncio.Lock) -> None:
+        async with asyncio.timeout(self._PATIENCE):
+            # A write on SQLite never yields between its BEGIN and its answer (its statements return at once),
+            # so the requests queued behind it wait for all of it. A request read off its socket in one turn
+            # of the loop starts in the next, behind whatever was queued before it: a writer that steps aside
+            # for _TURNS turns, even when its turn is free, lets the requests that arrived meanwhile run first.
+            for _ in range(self._TURNS):
+                await asyncio.sleep(0)
+            await lock.acquire()
 
     def release(self, info: dict[str, Any]) -> None:
         lock = info.pop(self._HELD, None)
