@@ -51,15 +51,9 @@ test-fast: $(VENV)/.dev
 
 ## test-fast-3.12: the fast tier again on Python 3.12 (in .venv-3.12): the project admits 3.11 and newer, and asyncio's
 ## scheduling differs between them where the service depends on it (sqlite_driver's writer turn)
-.venv-3.12/.dev: pyproject.toml
-	rm -rf .venv-3.12
-	bash -c 'source scripts/python312.sh && "$$(python_312 "The fast tier on 3.12" PYTHON312)" -m venv .venv-3.12'
-	.venv-3.12/bin/pip install -q --upgrade pip
-	.venv-3.12/bin/pip install -q -e ".[dev]"
-	touch $@
-
-test-fast-3.12: .venv-3.12/.dev
-	.venv-3.12/bin/pytest -m fast
+test-fast-3.12:
+	python=$$(bash -c 'source scripts/python312.sh && python_312 "The fast tier on 3.12" PYTHON312') \
+	  && $(MAKE) test-fast VENV=.venv-3.12 PYTHON="$$python"
 
 ## lint: ruff, mypy, and the layers of the package as import contracts (lint-imports, [tool.importlinter] in pyproject.toml)
 lint: $(VENV)/.dev
