@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bountyboard.config import Settings
 from bountyboard.storage.engine import Database
+from bountyboard.storage.sqlite_checkpoints import Checkpointer
 
 
 def _rows_in_the_file(path: Path) -> int:
@@ -80,3 +81,37 @@ def test_a_checkpoint_never_shows_uncommitted_writes(tmp_path: Path) -> None:
     in_file, seen = asyncio.run(scenario())
     assert in_file == 1  # the committed row reached the file, the open one did not
     assert seen == 1
+
+
+def _largest_log_under_steady_writes(tmp_path: Path, restart_frames: int) -> int:
+    """Commits of 4 KiB rows for 2 s on a service-like connection (no automatic checkpoint), beside a
+    checkpointer; the largest the log file grew, in bytes. Between its transactions the writer leaves the
+    lock free a moment, as the service's writers do while their requests are answered."""
+    path = tmp_path / f"steady-{restart_frames}.db"
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None, timeout=5)) as writer:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("CREATE TABLE t (x BLOB)")
+        checkpointer = Checkpointer(path, interval=0.05, restart_frames=restart_frames)
+        checkpointer.start()
+        largest, log = 0, Path(f"{path}-wal")
+        deadline = time.monotonic() + 2
+        try:
+            while time.monotonic() < deadline:
+                writer.execute("BEGIN IMMEDIATE")
+                writer.execute("INSERT INTO t VALUES (randomblob(4096))")
+                writer.execute("COMMIT")
+                largest = max(largest, log.stat().st_size)
+                time.sleep(0.0002)
+        finally:
+            checkpointer.stop()
+    return largest
+
+
+def test_under_steady_writes_the_log_is_emptied_once_it_passes_its_limit(tmp_path: Path) -> None:
+    never_restarted = _largest_log_under_steady_writes(tmp_path, restart_frames=10**9)
+    restarted = _largest_log_under_steady_writes(tmp_path, restart_frames=200)
+    # Passive checkpoints alone never rewind a log that a writer keeps appending to: it grows with every
+    # commit (22-23 MB here). Restarted, it stays near its limit of 200 frames (0.8 MB; 2.6-3.4 MB seen).
+    assert restarted < 8 * 2**20
+    assert restarted * 4 < never_restarted

@@ -8,6 +8,15 @@ checkpoint on its own connection and thread instead: it waits for no writer and 
 no reader still needs, and SQLite leaves the GIL while it writes. In process, a claim + submit's two
 commits took 160-175 us each with automatic checkpoints and 125 us without (docs/performance.md).
 
+A passive checkpoint copies the log but never starts it over: SQLite rewinds the log only for a writer
+that begins once every frame is copied, and under steady writes one always appends first. The log then
+grew without end (past 100 MB in two minutes of the claim + submit cycle, and every read searched its
+growing index). So once the log holds more than ``RESTART_FRAMES`` frames, the checkpointer also runs a
+``TRUNCATE`` checkpoint: it takes the write lock, copies the rest, waits for readers to leave the log and
+empties it, waiting at most ``RESTART_PATIENCE_SECONDS`` for the lock and the readers (then it is as
+passive, and the next turn tries again). Meanwhile this process's writers wait for the lock as they wait
+for another process's (``sqlite_driver._patiently``, asleep on the loop).
+
 A checkpoint only copies what is committed, so it never changes what any connection reads. Several
 processes may each run one: SQLite lets one checkpoint run at a time and answers the others busy,
 which they ignore until their next turn.
@@ -26,14 +35,20 @@ log = logging.getLogger("bountyboard")
 # How often the log is copied back. At the cycle's peak write rate (docs/performance.md) the log grows
 # by about 1,500 pages in this time: the size SQLite's own automatic checkpoint lets it reach.
 INTERVAL_SECONDS = 0.2
+# Frames (pages) in the log past which it is emptied: 16 MB of 4 KiB pages, several turns at that rate.
+RESTART_FRAMES = 4000
+# The longest a restart holds back this database's writers: the lock's wait plus the readers'.
+RESTART_PATIENCE_SECONDS = 0.1
 
 
 class Checkpointer:
-    """A daemon thread that checkpoints one database file every ``interval`` seconds until stopped."""
+    """A daemon thread that checkpoints one database file every ``interval`` seconds until stopped, and
+    empties its log once it holds more than ``restart_frames`` frames."""
 
-    def __init__(self, path: Path, interval: float = INTERVAL_SECONDS) -> None:
+    def __init__(self, path: Path, interval: float = INTERVAL_SECONDS, restart_frames: int = RESTART_FRAMES) -> None:
         self.path = path
         self.interval = interval
+        self.restart_frames = restart_frames
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -50,10 +65,13 @@ class Checkpointer:
             self._thread = None
 
     def _run(self) -> None:
-        # timeout=0: a checkpoint another process is running answers busy at once; the next turn tries again.
-        with contextlib.closing(sqlite3.connect(self.path, timeout=0, check_same_thread=False)) as connection:
+        # The timeout is a restart's wait for the write lock and for readers; a passive checkpoint never waits.
+        with contextlib.closing(sqlite3.connect(self.path, timeout=RESTART_PATIENCE_SECONDS,
+                                                check_same_thread=False)) as connection:
             while not self._stopping.wait(self.interval):
                 try:
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    _, frames, _ = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    if frames > self.restart_frames:
+                        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
                 except sqlite3.OperationalError as error:  # busy, or the file is gone (a test's tmp dir)
                     log.debug("WAL checkpoint of %s skipped: %s", self.path, error)
