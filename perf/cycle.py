@@ -13,7 +13,10 @@ two sets of ``--arenas`` arenas, one bot (and one wrk thread with one connection
   cycle runs on the second set of arenas: its p99;
 - the database's own rate: the statements of one claim and one submit, recorded from the service and
   replayed by the bare driver with one connection per bot (perf/statements.py): cycles/s of the
-  service over cycles/s of the database.
+  service over cycles/s of the database;
+- the same statements, on the same database, through the service's storage layer in one process (its
+  engine, request sessions, unit of work's begin and commit; no compiling, no ORM, no HTTP: perf/statements.py):
+  which layer the service's distance from the database lies in.
 
 Beside each wrk figure, wrk's share of the machine's CPU while it ran (the client is not the bottleneck
 while that share is well below the server's), and the server process's share.
@@ -158,11 +161,17 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         bare = statements.replay(url, recording, bots, replay_arenas, seconds)
         rows.append(Row("the database alone: claim + submit statements, bare driver", bare.rate, None, None,
                         _share(bare.client_cpu_seconds, bare.seconds)))
+        storage = statements.replay_through_storage(url, Path(tmp), recording, bots, replay_arenas, seconds)
+        rows.append(Row("the same statements through the service's storage layer", storage.rate, None, None,
+                        _share(storage.client_cpu_seconds, storage.seconds)))
     floors = {row.scenario: row.rate for row in rows if row.scenario.startswith("floor")}
     for row in rows:
         ratio = f"{row.rate / floors[row.against]:.3f} of {row.against}" if row.against else ""
         if row.scenario.startswith("claim + submit"):
-            ratio += f"; {row.rate / bare.rate:.2f} of the database alone"
+            ratio += (f"; {row.rate / bare.rate:.2f} of the database alone, "
+                      f"{row.rate / storage.rate:.2f} of the storage layer")
+        elif row is rows[-1]:
+            ratio = f"{row.rate / bare.rate:.2f} of the database alone"
         p99 = f"{row.p99_ms:.1f}" if row.p99_ms is not None else ""
         name = f"{row.scenario} {row.note}" if row.note else row.scenario
         yield (f"| {backend} | {name} | {row.rate:.0f} | {p99} | {ratio} | {row.client_cpu} | "

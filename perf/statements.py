@@ -84,15 +84,10 @@ def prepared(url: str, data_dir: Path) -> Iterator[str]:
     from bountyboard.accounts import service as accounts
     from bountyboard.accounts.scopes import KeyKind
     from bountyboard.cli.ops import bootstrap_admin, run_with_session
-    from bountyboard.config import get_settings
     from bountyboard.contract.scopes import Scope
-    from bountyboard.storage.engine import set_database
     from bountyboard.storage.migrations import upgrade_database
 
-    saved = dict(os.environ)
-    os.environ.update(_env(url, data_dir))
-    get_settings.cache_clear()
-    try:
+    with _settings(url, data_dir):
         upgrade_database()
         run_with_session(bootstrap_admin)
 
@@ -101,6 +96,19 @@ def prepared(url: str, data_dir: Path) -> Iterator[str]:
             return (await accounts.issue_key(session, admin, KeyKind.USER, list(Scope))).key
 
         yield run_with_session(admin_key)
+
+
+@contextlib.contextmanager
+def _settings(url: str, data_dir: Path) -> Iterator[None]:
+    """The service's settings for ``url`` in this process's environment, restored afterwards."""
+    from bountyboard.config import get_settings
+    from bountyboard.storage.engine import set_database
+
+    saved = dict(os.environ)
+    os.environ.update(_env(url, data_dir))
+    get_settings.cache_clear()
+    try:
+        yield
     finally:
         set_database(None)
         os.environ.clear()
@@ -308,14 +316,19 @@ def replay(url: str, recording: Recording, bots: list[Bot], arenas: list[str], s
 
 
 def _replay_sqlite(path: str, recording: Recording, bots: list[Bot], arenas: list[str], seconds: float) -> int:
+    from bountyboard.storage.sqlite_checkpoints import Checkpointer
+
     stop_at = time.perf_counter() + seconds
     counts = [0] * len(bots)
 
     def bot_loop(index: int) -> None:
-        # The service's connection settings (storage/sqlite_driver.py); a busy timeout stands for its retries.
+        # The service's connection settings and checkpoints (storage/sqlite_driver.py, sqlite_checkpoints.py);
+        # a busy timeout stands for its retries. Left to SQLite's automatic checkpoints, 16 writers' log grew
+        # past 500 MB in a run, every read slower for it.
         connection = sqlite3.connect(path, isolation_level=None, timeout=30)
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute("PRAGMA wal_autocheckpoint=0")
         for arena in arenas:
             if time.perf_counter() >= stop_at:
                 break
@@ -335,10 +348,13 @@ def _replay_sqlite(path: str, recording: Recording, bots: list[Bot], arenas: lis
         connection.close()
 
     threads = [threading.Thread(target=bot_loop, args=(index,)) for index in range(len(bots))]
+    checkpointer = Checkpointer(Path(path))
+    checkpointer.start()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    checkpointer.stop()
     return sum(counts)
 
 
@@ -374,3 +390,61 @@ async def _replay_postgresql(dsn: str, recording: Recording, bots: list[Bot], ar
         return done
 
     return sum(await asyncio.gather(*(bot_loop(bot) for bot in bots)))
+
+
+def replay_through_storage(url: str, data_dir: Path, recording: Recording, bots: list[Bot], arenas: list[str],
+                           seconds: float) -> ReplayFigure:
+    """The same cycles through the service's own storage layer, in one process as the service runs them: its
+    engine and pool (``storage.engine.Database``), a request session per request, the unit of work's
+    ``begin`` (on SQLite this process's writer turn) and the session's commit, each statement in one trip
+    through SQLAlchemy's greenlet as ``unit_of_work.core`` makes it, but given as the driver's text
+    (``exec_driver_sql``): SQLAlchemy's engine and its asyncio adaptation, without compiling, the ORM, the
+    flows or HTTP. Between the bare driver's rate and the service's, it shows which of the two layers the
+    cost lies in."""
+    from bountyboard.config import get_settings
+    from bountyboard.storage.engine import Database
+
+    started_cpu = time.process_time()
+    started = time.perf_counter()
+    with _settings(url, data_dir):
+        cycles = asyncio.run(_replay_storage(Database(get_settings()), recording, bots, arenas, seconds))
+    return ReplayFigure(cycles, time.perf_counter() - started, time.process_time() - started_cpu)
+
+
+async def _replay_storage(database: Any, recording: Recording, bots: list[Bot], arenas: list[str],
+                          seconds: float) -> int:
+    from bountyboard.storage.unit_of_work import begin
+
+    stop_at = time.perf_counter() + seconds
+
+    def run(sql: str, parameters: Any) -> Any:
+        def on_connection(sync: Any) -> list[Any]:
+            result = sync.connection().exec_driver_sql(sql, parameters)
+            return result.fetchall() if result.returns_rows else []
+        return on_connection
+
+    async def bot_loop(bot: Bot) -> int:
+        done = 0
+        for arena in arenas:
+            if time.perf_counter() >= stop_at:
+                break
+            mapped = Mapper(recording, bot, arena)
+            for statements in (recording.claim, recording.submit):
+                async with database.request_sessionmaker() as session:
+                    for statement in statements:
+                        if statement is BEGIN:
+                            await begin(session)
+                            continue
+                        parameters = ([mapped(row) for row in statement.parameters] if statement.many
+                                      else mapped(statement.parameters))
+                        rows = await session.run_sync(run(statement.sql, parameters))
+                        if statement.returned:
+                            mapped.returned(statement, rows)
+                    await session.commit()
+            done += 1
+        return done
+
+    try:
+        return sum(await asyncio.gather(*(bot_loop(bot) for bot in bots)))
+    finally:
+        await database.dispose()
