@@ -51,6 +51,7 @@ from perf.market_load import SERVER_ENV, _seed
 
 FLOOR_GET = "floor GET /healthz"
 FLOOR_ECHO = "floor POST /echo"
+THROUGH_STORAGE = "the same statements through the service's storage layer"
 
 
 @dataclass
@@ -162,7 +163,7 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         rows.append(Row("the database alone: claim + submit statements, bare driver", bare.rate, None, None,
                         _share(bare.client_cpu_seconds, bare.seconds)))
         storage = statements.replay_through_storage(url, Path(tmp), recording, bots, replay_arenas, seconds)
-        rows.append(Row("the same statements through the service's storage layer", storage.rate, None, None,
+        rows.append(Row(THROUGH_STORAGE, storage.rate, None, None,
                         _share(storage.client_cpu_seconds, storage.seconds)))
     floors = {row.scenario: row.rate for row in rows if row.scenario.startswith("floor")}
     for row in rows:
@@ -170,7 +171,7 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         if row.scenario.startswith("claim + submit"):
             ratio += (f"; {row.rate / bare.rate:.2f} of the database alone, "
                       f"{row.rate / storage.rate:.2f} of the storage layer")
-        elif row is rows[-1]:
+        elif row.scenario == THROUGH_STORAGE:
             ratio = f"{row.rate / bare.rate:.2f} of the database alone"
         p99 = f"{row.p99_ms:.1f}" if row.p99_ms is not None else ""
         name = f"{row.scenario} {row.note}" if row.note else row.scenario

@@ -27,9 +27,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event
+
+if TYPE_CHECKING:
+    from bountyboard.storage.engine import Database
 
 ID = re.compile(r"\b[a-z]{2,6}_[0-9a-z]{26}\b")
 HEX_KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -411,7 +414,7 @@ def replay_through_storage(url: str, data_dir: Path, recording: Recording, bots:
     return ReplayFigure(cycles, time.perf_counter() - started, time.process_time() - started_cpu)
 
 
-async def _replay_storage(database: Any, recording: Recording, bots: list[Bot], arenas: list[str],
+async def _replay_storage(database: Database, recording: Recording, bots: list[Bot], arenas: list[str],
                           seconds: float) -> int:
     from bountyboard.storage.unit_of_work import begin
 
