@@ -15,8 +15,9 @@ two sets of ``--arenas`` arenas, one bot (and one wrk thread with one connection
   replayed by the bare driver with one connection per bot (perf/statements.py): cycles/s of the
   service over cycles/s of the database;
 - the same statements, on the same database, through the service's storage layer in one process (its
-  engine, request sessions, unit of work's begin and commit; no compiling, no ORM, no HTTP: perf/statements.py):
-  which layer the service's distance from the database lies in.
+  engine, request sessions, unit of work's begin and commit, each statement as the service built it, from
+  SQLAlchemy's compiled cache; no ORM loading, no flows, no HTTP: perf/statements.py): which layer the
+  service's distance from the database lies in.
 
 Beside each wrk figure, wrk's share of the machine's CPU while it ran (the client is not the bottleneck
 while that share is well below the server's), and the server process's share.

@@ -2,10 +2,10 @@
 
 ``record_cycle`` runs the service in this process (Starlette's TestClient; no HTTP socket) on a fresh
 database, seeds bots and arenas through its API, and records every statement (with its parameters, as
-the driver receives them) of one ``POST .../claim`` and one ``POST .../submit``. ``replay`` then runs
-those statements with the bare driver (``sqlite3``; ``asyncpg`` on PostgreSQL), no HTTP, no ORM, one
-connection per bot, each bot walking its own arenas as the service's cycle does, each request's
-statements in one transaction (``BEGIN IMMEDIATE`` on SQLite, READ COMMITTED on PostgreSQL).
+the driver receives them; and as the service built it) of one ``POST .../claim`` and one ``POST .../submit``.
+``replay`` then runs those statements with the bare driver (``sqlite3``; ``asyncpg`` on PostgreSQL), no
+HTTP, no ORM, one connection per bot, each bot walking its own arenas as the service's cycle does, each
+request's statements in one transaction (``BEGIN IMMEDIATE`` on SQLite, READ COMMITTED on PostgreSQL).
 
 To replay a cycle as another bot on another arena, every id in the parameters is mapped: the recorded
 bot, its key and the recorded arena to the replaying bot, its key and its next arena; ids the cycle
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import re
 import sqlite3
@@ -44,6 +45,10 @@ class Statement:
     parameters: Any
     many: bool
     returned: list[tuple[Any, ...]] = field(default_factory=list)  # the rows of a RETURNING, as recorded
+    # The statement as the service built it (None: sent as text) and its parameters before SQLAlchemy's
+    # conversions, for the replay through the storage layer, which runs it as the service does.
+    construct: Any = None
+    bound: list[dict[str, Any]] = field(default_factory=list)
 
 
 # Where the service began its unit of work (storage/unit_of_work.py): the statements before it ran
@@ -219,9 +224,12 @@ def record_cycle(url: str, data_dir: Path, bots: int, arenas: int) -> tuple[Reco
         bot_ids, keys, arena_ids = _seed(client, admin, bots + 1, arenas + 1)
         recorded: list[Statement] = []
 
-        def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, many: bool) -> None:
+        def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
             if statement != "BEGIN IMMEDIATE":  # SQLite's begin, sent as a statement: BEGIN below stands for it
-                recorded.append(Statement(statement, parameters, many))
+                compiled = context.compiled
+                bound = [] if compiled is None else [_unexpanded(compiled, row) for row in context.compiled_parameters]
+                recorded.append(Statement(statement, parameters, many, bound=bound,
+                                          construct=None if compiled is None else context.invoked_statement))
 
         def returned(_conn: Any, cursor: Any, statement: str, *_: Any) -> None:
             # SQLAlchemy's adapters of both drivers hold a statement's rows in ``_rows`` until they are read.
@@ -256,6 +264,17 @@ def record_cycle(url: str, data_dir: Path, bots: int, arenas: int) -> tuple[Reco
                           recorder.key_hash, arena_ids[-1])
     recording.created = set().union(*(_ids_in(s.parameters) for s in recorded)) - known
     return recording, every_bot[:-1], arena_ids[:-1]
+
+
+def _unexpanded(compiled: Any, bound: dict[str, Any]) -> dict[str, Any]:
+    """A statement's compiled parameters as it takes them: a list for each ``IN`` parameter, which the compiled
+    parameters hold expanded into one value per item (``users_1``, ``users_2`` for ``users``)."""
+    bound = dict(bound)
+    for parameter, name in compiled.bind_names.items():
+        if parameter.expanding and name not in bound:
+            items = itertools.takewhile(lambda key: key in bound, (f"{name}_{n}" for n in itertools.count(1)))
+            bound[name] = [bound.pop(key) for key in list(items)]
+    return bound
 
 
 def _fresh(created: str) -> str:
@@ -400,10 +419,12 @@ def replay_through_storage(url: str, data_dir: Path, recording: Recording, bots:
     """The same cycles through the service's own storage layer, in one process as the service runs them: its
     engine and pool (``storage.engine.Database``), a request session per request, the unit of work's
     ``begin`` (on SQLite this process's writer turn) and the session's commit, each statement in one trip
-    through SQLAlchemy's greenlet as ``unit_of_work.core`` makes it, but given as the driver's text
-    (``exec_driver_sql``): SQLAlchemy's engine and its asyncio adaptation, without compiling, the ORM, the
-    flows or HTTP. Between the bare driver's rate and the service's, it shows which of the two layers the
-    cost lies in."""
+    through SQLAlchemy's greenlet as ``unit_of_work.core`` makes it: the statement the service built, with the
+    parameters it was given, so that each execution pays what it pays in the service (the compiled cache's
+    lookup, the parameters' and the rows' conversions). SQLAlchemy's engine and its asyncio adaptation, without
+    the ORM's loading of objects, the flows or HTTP. Between the bare driver's rate and the service's, it shows
+    which of the two layers the cost lies in. (Given as the driver's text, ``exec_driver_sql``, the same
+    statements skipped the cache and the conversions and ran 1.1 to 1.8 times as fast: docs/performance.md.)"""
     from bountyboard.config import get_settings
     from bountyboard.storage.engine import Database
 
@@ -420,9 +441,16 @@ async def _replay_storage(database: Database, recording: Recording, bots: list[B
 
     stop_at = time.perf_counter() + seconds
 
-    def run(sql: str, parameters: Any) -> Any:
+    def run(statement: Statement, mapped: Mapper) -> Any:
         def on_connection(sync: Any) -> list[Any]:
-            result = sync.connection().exec_driver_sql(sql, parameters)
+            connection = sync.connection()
+            if statement.construct is None:
+                parameters = ([mapped(row) for row in statement.parameters] if statement.many
+                              else mapped(statement.parameters))
+                result = connection.exec_driver_sql(statement.sql, parameters)
+            else:
+                bound = [mapped(row) for row in statement.bound]
+                result = connection.execute(statement.construct, bound if statement.many else bound[0])
             return result.fetchall() if result.returns_rows else []
         return on_connection
 
@@ -438,9 +466,7 @@ async def _replay_storage(database: Database, recording: Recording, bots: list[B
                         if statement is BEGIN:
                             await begin(session)
                             continue
-                        parameters = ([mapped(row) for row in statement.parameters] if statement.many
-                                      else mapped(statement.parameters))
-                        rows = await session.run_sync(run(statement.sql, parameters))
+                        rows = await session.run_sync(run(statement, mapped))
                         if statement.returned:
                             mapped.returned(statement, rows)
                     await session.commit()
