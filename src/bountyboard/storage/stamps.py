@@ -8,7 +8,10 @@ SQLite: ``PRAGMA data_version`` on a connection that never writes; it changes wh
 connection, of this process or another, commits. A pragma of the library, not a statement of the
 database: no lock, no other thread. The counter is read on the same connection, and only when the
 data version moved: that connection never writes, so an unchanged version means nothing was committed
-since the counter was last read.
+since the counter was last read. The pragma (it takes a lock in the log's shared memory) is read once
+per turn of the event loop, for all the requests of that turn, as PostgreSQL's question is: the answer
+is read after the socket poll that delivered them, and forgotten before the callbacks of the next poll
+run, so anything committed before a request arrived is in the answer it gets.
 
 PostgreSQL: the current snapshot (xmin, xmax, transactions in progress), which changes with every
 commit and never recurs, and the counter, in one statement. It costs a round trip, so it is asked on
@@ -56,6 +59,7 @@ class SQLiteStamps:
         self._prefix = f"{next(_databases)}:"
         self._watcher: sqlite3.Connection | None = None
         self._last: Stamps = _UNKNOWN  # the answer of the last read, for its data version
+        self._this_turn: Stamps | None = None  # the answer for the rest of this turn of the loop
 
     def _watching(self) -> sqlite3.Connection | None:
         if self._path is not None and self._watcher is None:
@@ -69,6 +73,16 @@ class SQLiteStamps:
         return None if watcher is None else int(watcher.execute("PRAGMA data_version").fetchone()[0])
 
     async def read(self) -> Stamps:
+        if self._this_turn is None:
+            self._this_turn = self._read()
+            # Runs first in the next turn, before the callbacks of the requests that turn's poll delivers.
+            asyncio.get_running_loop().call_soon(self._end_turn)
+        return self._this_turn
+
+    def _end_turn(self) -> None:
+        self._this_turn = None
+
+    def _read(self) -> Stamps:
         version = self.data_version()
         if version is None:
             return _UNKNOWN
@@ -83,6 +97,7 @@ class SQLiteStamps:
         return self._last
 
     async def close(self) -> None:
+        self._this_turn = None
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
