@@ -1,6 +1,6 @@
 """SQLite's stamps are read once per turn of the event loop, yet a request never gets one older than its
 arrival: a commit made before a request reached the socket is in the stamp that request reads, on the
-standard event loop and on uvloop (the server's)."""
+standard event loop and on uvloop (the server's); a commit of this process shows at once, in the same turn."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 import uvloop
+from sqlalchemy import text
 
+from bountyboard.config import Settings
+from bountyboard.storage.engine import Database
 from bountyboard.storage.stamps import SQLiteStamps
 
 LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
@@ -96,3 +99,33 @@ def test_a_request_sees_what_was_committed_before_it_arrived(database: Path, loo
 
     with asyncio.Runner(loop_factory=LOOPS[loop]) as runner:
         runner.run(scenario())
+
+
+def test_this_process_commit_shows_in_the_same_turn(database: Path) -> None:
+    async def scenario() -> None:
+        service = Database(Settings(database_url=f"sqlite+aiosqlite:///{database}", data_dir=database.parent))
+        try:
+            async with service.reader.connect() as connection:  # the pool's connection opened beforehand
+                await connection.execute(text("SELECT 1"))
+            ticks = 0
+
+            async def tick() -> None:
+                nonlocal ticks
+                while True:
+                    ticks += 1
+                    await asyncio.sleep(0)
+
+            counter = asyncio.create_task(tick())
+            await asyncio.sleep(0)
+            turn, before = ticks, await service.stamps()  # this turn's answer
+            async with service.reader.connect() as connection:  # no BEGIN: the statement commits by itself
+                await connection.execute(text("INSERT INTO t VALUES (2)"))
+                await connection.commit()
+                after = await service.stamps()
+                assert ticks == turn, "the write took no turn of the loop"
+            assert after.state != before.state
+            counter.cancel()
+        finally:
+            await service.dispose()
+
+    asyncio.run(scenario())

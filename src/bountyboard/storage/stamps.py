@@ -11,7 +11,8 @@ data version moved: that connection never writes, so an unchanged version means 
 since the counter was last read. The pragma (it takes a lock in the log's shared memory) is read once
 per turn of the event loop, for all the requests of that turn, as PostgreSQL's question is: the answer
 is read after the socket poll that delivered them, and forgotten before the callbacks of the next poll
-run, so anything committed before a request arrived is in the answer it gets.
+run, so anything another process committed before a request arrived is in the answer it gets; a commit
+of this process forgets it at once (``engine.Database``).
 
 PostgreSQL: the current snapshot (xmin, xmax, transactions in progress), which changes with every
 commit and never recurs, and the counter, in one statement. It costs a round trip, so it is asked on
@@ -76,10 +77,11 @@ class SQLiteStamps:
         if self._this_turn is None:
             self._this_turn = self._read()
             # Runs first in the next turn, before the callbacks of the requests that turn's poll delivers.
-            asyncio.get_running_loop().call_soon(self._end_turn)
+            asyncio.get_running_loop().call_soon(self.forget)
         return self._this_turn
 
-    def _end_turn(self) -> None:
+    def forget(self) -> None:
+        """End this turn's answer: the next read asks SQLite again."""
         self._this_turn = None
 
     def _read(self) -> Stamps:
