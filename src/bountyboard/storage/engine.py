@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
 from bountyboard.config import Settings, get_settings
@@ -57,13 +56,9 @@ class Database:
         self.settings = settings
         self.engine = build_engine(settings)
         path = sqlite_path(settings.effective_database_url)
-        self._stamps: SQLiteStamps | PostgresStamps
-        if self.engine.dialect.name == "sqlite":
-            self._stamps = stamps = SQLiteStamps(path)
-            # The stamps answer a turn of the loop; this process's own commit ends that answer at once.
-            event.listen(self.engine.sync_engine, "commit", lambda _connection: stamps.forget())
-        else:
-            self._stamps = PostgresStamps(self.engine.dialect.create_connect_args(self.engine.url)[1])
+        self._stamps: SQLiteStamps | PostgresStamps = (
+            SQLiteStamps(path, self.engine) if self.engine.dialect.name == "sqlite"
+            else PostgresStamps(self.engine.dialect.create_connect_args(self.engine.url)[1]))
         # The engine's connections leave checkpoints to this thread (sqlite_checkpoints).
         self._checkpointer = Checkpointer(path) if path is not None else None
         if self._checkpointer is not None:

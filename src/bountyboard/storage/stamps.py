@@ -12,7 +12,7 @@ since the counter was last read. The pragma (it takes a lock in the log's shared
 per turn of the event loop, for all the requests of that turn, as PostgreSQL's question is: the answer
 is read after the socket poll that delivered them, and forgotten before the callbacks of the next poll
 run, so anything another process committed before a request arrived is in the answer it gets; a commit
-of this process forgets it at once (``engine.Database``).
+of this process's engine forgets it at once.
 
 PostgreSQL: the current snapshot (xmin, xmax, transactions in progress), which changes with every
 commit and never recurs, and the counter, in one statement. It costs a round trip, so it is asked on
@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 log = logging.getLogger("bountyboard")
 
@@ -55,12 +57,14 @@ _databases = itertools.count(1)
 
 
 class SQLiteStamps:
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, engine: AsyncEngine | None = None) -> None:
         self._path = path
         self._prefix = f"{next(_databases)}:"
         self._watcher: sqlite3.Connection | None = None
         self._last: Stamps = _UNKNOWN  # the answer of the last read, for its data version
         self._this_turn: Stamps | None = None  # the answer for the rest of this turn of the loop
+        if engine is not None:  # this process's own commit ends the turn's answer at once
+            event.listen(engine.sync_engine, "commit", lambda _connection: self.forget())
 
     def _watching(self) -> sqlite3.Connection | None:
         if self._path is not None and self._watcher is None:
