@@ -31,7 +31,7 @@ from bountyboard.errors import ErrorCode, Problem
 from bountyboard.ratelimit import limit_key
 from bountyboard.statecache import StampedCache
 from bountyboard.storage.engine import get_database
-from bountyboard.storage.session import accounts_stamp, request_session
+from bountyboard.storage.session import SessionSource, accounts_stamp, request_session_source
 
 BEARER_SCHEME = "bearerAuth"
 _LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -99,15 +99,15 @@ class _Resolved:
 _resolved: StampedCache[str, _Resolved] = StampedCache(1024)
 
 
-async def resolve_key(session: AsyncSession, key: str) -> Actor:
-    """Look a presented key up by its keyed hash; refuse malformed, unknown, revoked or expired keys."""
+async def resolve_key(session: SessionSource, key: str, stamp: str | None) -> Actor:
+    """Look a presented key up by its keyed hash; refuse malformed, unknown, revoked or expired keys. A key
+    resolved under the same accounts version (``stamp``) is taken as it was, without a session."""
     key_hash = hash_key(key, get_settings().effective_secret_key)
-    stamp = await accounts_stamp(session)
     resolved = _resolved.get(key_hash, stamp)
     if resolved is None:  # a key found among those resolved was well formed when it was resolved
         if not is_well_formed(key):
             raise _unauthorized("The API key is malformed (expected svc- followed by the secret).")
-        resolved = await _look_up(session, key_hash)
+        resolved = await _look_up(session(), key_hash)
         _resolved.put(key_hash, stamp, resolved, until=resolved.expires_at)
     actor, current = resolved.actor, now()
     last_used_at = _pending_uses.get(actor.key_id, resolved.last_used_at)
@@ -186,7 +186,7 @@ async def authenticate_header(session: AsyncSession, authorization: str) -> Acto
     scheme, _, key = authorization.strip().partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         raise _unauthorized("The Authorization header must be: Bearer svc-...", error=ErrorCode.INVALID_REQUEST)
-    return await resolve_key(session, key.strip())
+    return await resolve_key(lambda: session, key.strip(), None)
 
 
 class ApiKeyBearer(HTTPBearer):
@@ -213,7 +213,8 @@ class ApiKeyBearer(HTTPBearer):
             if self.optional:
                 return None
             raise _unauthorized("This operation needs an API key: send Authorization: Bearer svc-...", error=None)
-        actor = await resolve_key(request_session(request), credentials.credentials)
+        actor = await resolve_key(request_session_source(request), credentials.credentials,
+                                  await accounts_stamp(request))
         missing = [scope for scope in security_scopes.scopes if scope not in actor.scopes]
         if missing:
             raise insufficient_scope(missing)

@@ -30,6 +30,7 @@ from bountyboard.market.models import Task, TaskStatus
 from bountyboard.market.modules import Module, is_claimable
 from bountyboard.market.service import holder_of
 from bountyboard.statecache import StampedCache
+from bountyboard.storage.session import SessionSource
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,12 @@ async def standing_of(session: AsyncSession, actor: Actor, current: datetime) ->
 _standings: StampedCache[tuple[str, str], Standing] = StampedCache(1024)
 
 
-async def caller_of(session: AsyncSession, actor: Actor, stamp: str | None, current: datetime) -> Caller:
-    """The list's caller, its standing kept while the database and the clock have not changed it."""
+async def caller_of(session: SessionSource, actor: Actor, stamp: str | None, current: datetime) -> Caller:
+    """The list's caller, its standing kept while the database (``stamp``) and the clock have not changed it."""
     key = ("bot", actor.bot.id) if actor.bot is not None else ("user", actor.user_id)
     standing = _standings.get(key, stamp)
     if standing is None:
-        standing = await standing_of(session, actor, current)
+        standing = await standing_of(session(), actor, current)
         _standings.put(key, stamp, standing, standing.until)
     return Caller(actor.user_id, standing)
 

@@ -32,7 +32,7 @@ from bountyboard.market.service import holder_filter
 from bountyboard.market.views import claim_statuses, task_next_action, task_next_action_ends, task_out
 from bountyboard.pagination import Cursor, KeysetPage, PageParams
 from bountyboard.statecache import StampedCache
-from bountyboard.storage.session import state_stamp
+from bountyboard.storage.session import SessionSource
 
 _TASK_ORDER = (Task.published_at.desc(), Task.id.desc())
 _TASK_COLUMNS = tuple(Task.__table__.columns)
@@ -132,19 +132,20 @@ async def agent_tasks(session: AsyncSession, query: TaskQuery) -> tuple[KeysetPa
     return page, query.etag(total, rows), _next_deadline(rows)
 
 
-async def task_list(session: AsyncSession, query: TaskQuery, validator: str | None) -> tuple[bytes | None, str]:
-    """The page's JSON and ETag; no JSON when the caller's ``If-None-Match`` (``validator``) names it."""
-    stamp = await state_stamp(session)
+async def task_list(session: SessionSource, stamp: str | None, query: TaskQuery,
+                    validator: str | None) -> tuple[bytes | None, str]:
+    """The page's JSON and ETag; no JSON when the caller's ``If-None-Match`` (``validator``) names it. A page
+    kept under the database's state (``stamp``) is answered without a session."""
     cached = _pages.get(query.key, stamp)
     if cached is None and validator:
         # The ETag from the columns the page is made of is enough to answer 304; kept for the next poll.
-        rows, _, total = await query.page(session, *_TASK_VERSION_COLUMNS)
+        rows, _, total = await query.page(session(), *_TASK_VERSION_COLUMNS)
         cached = None, query.etag(total, rows)
         _pages.put(query.key, stamp, cached, _next_deadline(rows))
     if cached is not None and still_fresh(validator, cached[1]):
         return None, cached[1]
     if cached is None or cached[0] is None:
-        page, etag, until = await agent_tasks(session, query)
+        page, etag, until = await agent_tasks(session(), query)
         cached = page.model_dump_json().encode(), etag
         _pages.put(query.key, stamp, cached, until)
     return cached

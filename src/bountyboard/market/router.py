@@ -49,7 +49,7 @@ from bountyboard.market.schemas import (
     VerifierArchiveOut,
 )
 from bountyboard.pagination import KeysetPage, Page, Paging
-from bountyboard.storage.session import ReadSession, StagedSession, WriteSession, request_session, state_stamp
+from bountyboard.storage.session import ReadSession, StagedSession, WriteSession, request_session_source, state_stamp
 from bountyboard.storage.unit_of_work import transaction
 
 ModuleFilter = Annotated[Module | None, Query(description="Only tasks of this module")]
@@ -75,12 +75,12 @@ _CONDITIONAL: dict[int | str, dict[str, Any]] = {
 async def list_tasks(request: Request, actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
     # The most polled route reads its query and takes its session itself, and its caller is checked without
     # FastAPI's dependency solving (KeyOnlyRoute): what FastAPI resolves costs every poll (docs/performance.md).
-    asked = TaskListQuery.of(request)
-    session = request_session(request)
-    caller = await eligibility.caller_of(session, actor, await state_stamp(session), now())
+    # A poll answered from what the process keeps makes no session (request_session_source).
+    asked, session, stamp = TaskListQuery.of(request), request_session_source(request), await state_stamp(request)
+    caller = await eligibility.caller_of(session, actor, stamp, now())
     query = listing.TaskQuery.of(asked.module, TaskStatus(asked.status) if asked.status else None, asked, asked.after,
                                  caller, bool(asked.eligible))
-    content, etag = await listing.task_list(session, query, request.headers.get("if-none-match"))
+    content, etag = await listing.task_list(session, stamp, query, request.headers.get("if-none-match"))
     return not_modified(etag) if content is None else json_with_etag(content, etag)
 
 
@@ -95,7 +95,7 @@ polled_router.add_api_route(
 async def get_task(id: str, request: Request, session: ReadSession,
                    actor: Annotated[Actor, require(Scope.TASKS_READ)]) -> Response:
     task = await service.get_task_for(session, actor.user, id)
-    caller = await eligibility.caller_of(session, actor, await state_stamp(session), now())
+    caller = await eligibility.caller_of(lambda: session, actor, await state_stamp(request, session), now())
     etag = listing.task_etag(task, caller)
     if still_fresh(request.headers.get("if-none-match"), etag):
         return not_modified(etag)

@@ -88,10 +88,6 @@ class Database:
     def _sessions(bind: AsyncEngine) -> async_sessionmaker[UnitOfWorkSession]:
         return async_sessionmaker(bind, class_=UnitOfWorkSession, expire_on_commit=False)
 
-    def is_request_bind(self, bind: object) -> bool:
-        """Whether a session is a request's (made from ``reader`` or ``snapshot_reader``)."""
-        return bind is self.reader or bind is self.snapshot_reader
-
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name

@@ -15,7 +15,8 @@ GET's ``ReadSession`` is a second session, on the standby, reading one snapshot 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -33,6 +34,7 @@ from bountyboard.storage.unit_of_work import UnitOfWorkSession, refused, transac
 # every ``Request`` object made for the request shares.
 _SCOPE_SESSION = "bountyboard.session"
 _SCOPE_REPLICA_SESSION = "bountyboard.replica_session"
+_SCOPE_STAMPS = "bountyboard.stamps"
 _READING_METHODS = ("GET", "HEAD")
 
 
@@ -49,6 +51,14 @@ def request_session(request: Request) -> UnitOfWorkSession:
             marked = replica.callers(request.scope)
             session.on_every_commit = lambda: database.recent_writers.mark(marked)
     return session
+
+
+SessionSource = Callable[[], AsyncSession]
+"""A session made on first use: what a read answered from what the process keeps never needs."""
+
+
+def request_session_source(request: Request) -> SessionSource:
+    return partial(request_session, request)
 
 
 async def read_session(request: Request) -> AsyncSession:
@@ -103,30 +113,36 @@ class RequestSessionMiddleware(HTTPMiddleware):
                     await session.close()
 
 
-async def _request_stamps(session: AsyncSession) -> Stamps | None:
-    """The stamps (``stamps``) of a request session, read once, before its first statement."""
-    if not isinstance(session, UnitOfWorkSession) or not get_database().is_request_bind(session.bind):
-        return None  # a background job's session: no request, no stamps
-    if session.stamps is None:
-        if session.in_transaction():  # too late: what the request read since may be newer than a stamp now
-            return None
-        session.stamps = await get_database().stamps()
-    return session.stamps
+async def _request_stamps(request: Request) -> Stamps | None:
+    """The request's stamps (``stamps``), read once, before the first statement of its session on the
+    primary; None if that session has read already (what it read may be newer than a stamp now). Kept in
+    the scope, not the session: a GET answered from what the process keeps never makes a session."""
+    if _SCOPE_STAMPS not in request.scope:
+        session: UnitOfWorkSession | None = request.scope.get(_SCOPE_SESSION)
+        request.scope[_SCOPE_STAMPS] = (
+            None if session is not None and session.in_transaction() else await get_database().stamps())
+    stamps: Stamps | None = request.scope[_SCOPE_STAMPS]
+    return stamps
 
 
-async def state_stamp(session: AsyncSession) -> str | None:
-    """The database's state when the request began (``statecache``); None while the request writes, as
-    what it computes may show its own uncommitted writes."""
-    if isinstance(session, UnitOfWorkSession) and session.writing:
-        return None
-    stamps = await _request_stamps(session)
+def _names_reads_of(request: Request, session: AsyncSession | None) -> bool:
+    """Whether the request's stamps name what ``session`` reads: the request's own session on the primary
+    (``None``: that session, made on first use), and only while it does not write, as what it computes may
+    show its own uncommitted writes. A standby's session or a job's reads a state no stamp names."""
+    own: UnitOfWorkSession | None = request.scope.get(_SCOPE_SESSION)
+    if session is not None and session is not own:
+        return False
+    return own is None or not own.writing
+
+
+async def state_stamp(request: Request, session: AsyncSession | None = None) -> str | None:
+    """The database's state when the request began (``statecache``), for what ``session`` reads."""
+    stamps = await _request_stamps(request) if _names_reads_of(request, session) else None
     return stamps.state if stamps else None
 
 
-async def accounts_stamp(session: AsyncSession) -> str | None:
+async def accounts_stamp(request: Request) -> str | None:
     """The accounts version when the request began, for what users, bots and keys alone decide (the key
     check, before the request's transaction); None once the request writes."""
-    if isinstance(session, UnitOfWorkSession) and session.writing:
-        return None
-    stamps = await _request_stamps(session)
+    stamps = await _request_stamps(request) if _names_reads_of(request, None) else None
     return stamps.accounts if stamps else None

@@ -35,21 +35,18 @@ from sqlalchemy.sql import Executable
 
 from bountyboard.errors import Problem
 from bountyboard.storage.sqlite_driver import begin_immediate
-from bountyboard.storage.stamps import Stamps
 
 
 class UnitOfWorkSession(AsyncSession):
     """The sessions of this service: an ``AsyncSession`` that runs callbacks after its commit.
 
-    ``writing`` says whether ``begin`` opened a write transaction that has not ended yet; ``stamps`` keeps
-    a request's stamps (``session.request_stamps``), read once per request; ``on_every_commit`` runs after
-    each of its commits (a request's: marking its caller as a recent writer, ``replica``).
+    ``writing`` says whether ``begin`` opened a write transaction that has not ended yet; ``on_every_commit``
+    runs after each of its commits (a request's: marking its caller as a recent writer, ``replica``).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.writing = False
-        self.stamps: Stamps | None = None
         self._after_commit: list[Callable[[], None]] = []
         self.on_every_commit: Callable[[], None] | None = None
 
