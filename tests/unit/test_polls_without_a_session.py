@@ -5,6 +5,8 @@ ask for a session only when what they keep does not answer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from bountyboard.storage.engine import get_database
@@ -16,9 +18,9 @@ def _sessions_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the request sessionmakers called from here on, in order."""
     database, made = get_database(), []
     for name in ("snapshot_sessionmaker", "request_sessionmaker"):
-        def counting(maker: object = getattr(database, name), name: str = name) -> object:
+        def counting(maker: Callable[[], object] = getattr(database, name), name: str = name) -> object:
             made.append(name)
-            return maker()  # type: ignore[operator]
+            return maker()
 
         monkeypatch.setattr(database, name, counting)
     return made
