@@ -7,14 +7,18 @@ import asyncio
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import event, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.util import greenlet_spawn
 
+from bountyboard.config import Settings
 from bountyboard.storage import sqlite_driver
+from bountyboard.storage.engine import Database
 from bountyboard.storage.sqlite_driver import InlineDBAPI
+from bountyboard.storage.unit_of_work import transaction
 
 
 def _locked_database(path: Path) -> sqlite3.Connection:
@@ -95,7 +99,6 @@ def test_writers_take_turns_and_even_a_free_turn_lets_the_loop_turn_first() -> N
 
     async def run() -> None:
         first: dict[str, object] = {}
-        second: dict[str, object] = {}
         third: dict[str, object] = {}
         loop = asyncio.get_running_loop()
         ran: list[int] = []
@@ -106,17 +109,54 @@ def test_writers_take_turns_and_even_a_free_turn_lets_the_loop_turn_first() -> N
                 loop.call_soon(request_arriving, turn + 1)
 
         loop.call_soon(request_arriving, 1)
-        await greenlet_spawn(queue.acquire, first)
+        queue.hold(first, await queue.turn())
         assert held in first and ran == list(range(1, queue._TURNS + 1))  # a free turn, after the loop's turns
         started = time.monotonic()
-        await greenlet_spawn(queue.acquire, second)  # the turn is held: waits its patience, then goes on
-        assert held not in second and time.monotonic() - started >= 0.05
-        waiting = asyncio.ensure_future(greenlet_spawn(queue.acquire, third))
+        assert await queue.turn() is None  # the turn is held: waits its patience, then goes on without one
+        assert time.monotonic() - started >= 0.05
+        waiting = asyncio.ensure_future(queue.turn())
         await asyncio.sleep(0.01)
         assert not waiting.done()
         queue.release(first)
-        await waiting
+        queue.hold(third, await waiting)
         assert held in third  # the next writer's turn, as soon as the first ends it
         queue.release(third)
 
     asyncio.run(run())
+
+
+def test_writers_in_line_hold_no_connection_and_each_writes_on_the_one_the_last_gave_back(tmp_path: Path) -> None:
+    """A unit of work waits for its turn before it takes a connection from the pool, which hands out the one
+    given back last: sixteen writers at once write on one connection (whose page cache their commits leave
+    valid), and no writer waiting in line holds one."""
+    database = Database(Settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'turns.db'}", data_dir=tmp_path))
+    pool = database.engine.sync_engine.pool
+    writing_on: set[int] = set()
+    checked_out: list[int] = []
+
+    @event.listens_for(database.engine.sync_engine, "before_cursor_execute")
+    def beginning(connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement == "BEGIN IMMEDIATE":
+            writing_on.add(id(connection.connection.dbapi_connection))
+            checked_out.append(pool.checkedout())  # type: ignore[attr-defined]
+
+    async def write(x: int) -> None:
+        async with database.request_sessionmaker() as session, transaction(session):
+            await session.execute(text("INSERT INTO t VALUES (:x)"), {"x": x})
+
+    async def scenario() -> tuple[int, list[int], list[int]]:
+        async with database.engine.begin() as connection:
+            await connection.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+        writing_on.clear()
+        checked_out.clear()
+        await asyncio.gather(*(write(x) for x in range(16)))
+        connections, counts = len(writing_on), list(checked_out)
+        async with database.snapshot_sessionmaker() as session:
+            written = sorted((await session.execute(text("SELECT x FROM t"))).scalars())
+        await database.dispose()
+        return connections, counts, written
+
+    connections, counts, written = asyncio.run(scenario())
+    assert written == list(range(16))
+    assert connections == 1
+    assert counts == [1] * 16

@@ -41,7 +41,10 @@ def build_engine(settings: Settings, url: str | None = None) -> AsyncEngine:
     if url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         private_sqlite_files(url)
-        engine = create_async_engine(url, module=InlineDBAPI(), pool_size=_POOL_SIZE, max_overflow=_POOL_SIZE)
+        # Last in, first out: the next writer takes the connection the last one wrote on, whose page cache is
+        # still valid (sqlite_driver.writer_turn).
+        engine = create_async_engine(url, module=InlineDBAPI(), pool_size=_POOL_SIZE, max_overflow=_POOL_SIZE,
+                                     pool_use_lifo=True)
         configure_sqlite(engine)
         return engine
     # No ping per checkout: a connection the server dropped fails its statement, SQLAlchemy then

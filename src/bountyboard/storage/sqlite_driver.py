@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -270,22 +269,29 @@ class _WriterQueue:
     def __init__(self) -> None:
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
-    def acquire(self, info: dict[str, Any]) -> None:
-        """Wait for this process's turn (from SQLAlchemy's synchronous code, inside its greenlet)."""
+    async def turn(self) -> asyncio.Lock | None:
+        """Wait for this process's turn; the turn (to ``hold`` on the connection that writes), or None once the
+        patience is spent."""
         lock = self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-        with contextlib.suppress(TimeoutError):
-            await_(self._take_turn(lock))
-            info[self._HELD] = lock
+        try:
+            async with asyncio.timeout(self._PATIENCE):
+                # A write on SQLite never yields between its BEGIN and its answer (its statements return at
+                # once), so the requests queued behind it wait for all of it. A request read off its socket in
+                # one turn of the loop starts in the next, behind whatever was queued before it: a writer that
+                # steps aside for _TURNS turns, even when its turn is free, lets the requests that arrived
+                # meanwhile run first.
+                for _ in range(self._TURNS):
+                    await asyncio.sleep(0)
+                await lock.acquire()
+        except TimeoutError:
+            return None
+        return lock
 
-    async def _take_turn(self, lock: asyncio.Lock) -> None:
-        async with asyncio.timeout(self._PATIENCE):
-            # A write on SQLite never yields between its BEGIN and its answer (its statements return at once),
-            # so the requests queued behind it wait for all of it. A request read off its socket in one turn
-            # of the loop starts in the next, behind whatever was queued before it: a writer that steps aside
-            # for _TURNS turns, even when its turn is free, lets the requests that arrived meanwhile run first.
-            for _ in range(self._TURNS):
-                await asyncio.sleep(0)
-            await lock.acquire()
+    def hold(self, info: dict[str, Any], turn: asyncio.Lock | None) -> None:
+        """The connection whose ``info`` this is holds ``turn`` until its transaction ends."""
+        if turn is not None:
+            assert self._HELD not in info, "one turn per connection"
+            info[self._HELD] = turn
 
     def release(self, info: dict[str, Any]) -> None:
         lock = info.pop(self._HELD, None)
@@ -296,7 +302,28 @@ class _WriterQueue:
 _writers = _WriterQueue()
 
 
+async def writer_turn() -> asyncio.Lock | None:
+    """Wait for this process's writer turn (None: waited its patience, go on to SQLite's own wait). A request's
+    unit of work waits before it takes a connection from the pool (``unit_of_work.begin``), so the writers
+    waiting in line hold none, and each writer takes the connection the last one gave back (the pool is
+    last in, first out): one connection whose page cache its own commits leave valid, where a connection
+    that another wrote after must read its pages again (docs/performance.md)."""
+    return await _writers.turn()
+
+
+def release_turn(turn: asyncio.Lock | None) -> None:
+    """End a turn that no connection holds (``writer_turn``'s caller failed to take one)."""
+    if turn is not None:
+        turn.release()
+
+
 def begin_immediate(connection: Any) -> None:
     """Take this process's writer turn, then SQLite's write lock (a synchronous ``Connection``)."""
-    _writers.acquire(connection.info)
+    begin_in_turn(connection, await_(_writers.turn()))
+
+
+def begin_in_turn(connection: Any, turn: asyncio.Lock | None) -> None:
+    """SQLite's write lock on ``connection`` in ``turn`` (``writer_turn``); the connection's transaction ends
+    the turn."""
+    _writers.hold(connection.info, turn)
     connection.exec_driver_sql("BEGIN IMMEDIATE")

@@ -6,8 +6,8 @@ neither the check nor the body's parsing holds SQLite's write lock), and it comm
 route's answer is ready and before it is sent. Flows (the services) only flush. Whatever the transaction
 asked to run after it commits (``after_commit``: the webhook doorbell) runs after that commit.
 
-- Begin (``begin``): on SQLite ``BEGIN IMMEDIATE`` after this process's writer turn
-  (``sqlite_driver.begin_immediate``): a read-then-write never fails half-way on a lock; on PostgreSQL
+- Begin (``begin``): on SQLite ``BEGIN IMMEDIATE`` in this process's writer turn, waited for before a
+  connection is taken (``sqlite_driver.writer_turn``): a read-then-write never fails half-way on a lock; on PostgreSQL
   READ COMMITTED, the locking reads (``SELECT ... FOR UPDATE``) giving the same guarantees.
 - Commit: at the end of ``transaction``. A refusal raised as ``Problem(...).keeping_writes()`` commits
   what the flow wrote before the problem is answered (a claim found lapsed is kept expired); any other
@@ -23,18 +23,19 @@ one request, each a ``transaction`` block: the bytes move between them, outside 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 
 from sqlalchemy import Insert, Table, Update, and_, bindparam, insert, inspect, update
-from sqlalchemy.engine import Connection, CursorResult
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import DeclarativeBase, make_transient, make_transient_to_detached
+from sqlalchemy.orm import DeclarativeBase, Session, make_transient, make_transient_to_detached
 from sqlalchemy.sql import Executable
 
 from bountyboard.errors import Problem
-from bountyboard.storage.sqlite_driver import begin_immediate
+from bountyboard.storage.sqlite_driver import begin_in_turn, release_turn, writer_turn
 
 
 class UnitOfWorkSession(AsyncSession):
@@ -91,9 +92,14 @@ def after_commit(session: AsyncSession, callback: Callable[[], None]) -> bool:
     return session.after_commit(callback)
 
 
-def _begin(connection: Connection) -> None:
+def _begin(session: Session, turn: asyncio.Lock | None) -> None:
+    try:
+        connection = session.connection()
+    except BaseException:
+        release_turn(turn)  # no connection took it
+        raise
     if connection.dialect.name == "sqlite":
-        begin_immediate(connection)
+        begin_in_turn(connection, turn)
     else:
         # asyncpg's adapter, out of autocommit, begins a transaction with the next statement and ends it
         # with the session's commit or rollback; the pool restores autocommit at checkin.
@@ -180,7 +186,9 @@ async def write_changes(session: AsyncSession, row: DeclarativeBase) -> None:
 async def begin(session: AsyncSession) -> None:
     """Begin a write transaction in a request session (one of ``Database.reader``: not a GET's), now."""
     assert isinstance(session, UnitOfWorkSession) and not session.writing, "a request session, not writing yet"
-    await session.run_sync(lambda sync: _begin(sync.connection()))  # one trip through SQLAlchemy's greenlet
+    # On SQLite this process's writers take turns, waited for before a connection is taken (writer_turn).
+    turn = await writer_turn() if session.sync_session.get_bind().dialect.name == "sqlite" else None
+    await session.run_sync(_begin, turn)  # one trip through SQLAlchemy's greenlet
     session.writing = True
 
 
