@@ -2,7 +2,9 @@
 
 ``record_cycle`` runs the service in this process (Starlette's TestClient; no HTTP socket) on a fresh
 database, seeds bots and arenas through its API, and records every statement (with its parameters, as
-the driver receives them; and as the service built it) of one ``POST .../claim`` and one ``POST .../submit``.
+the driver receives them; and as the service built it) of one ``POST .../claim`` and one ``POST .../submit``
+of a bot's second cycle: its steady state, the key check answered from what the process keeps, as for a bot
+under wrk (a first cycle also read the key, a statement the service does not send again).
 ``replay`` then runs those statements with the bare driver (``sqlite3``; ``asyncpg`` on PostgreSQL), no
 HTTP, no ORM, one connection per bot, each bot walking its own arenas as the service's cycle does, each
 request's statements in one transaction (``BEGIN IMMEDIATE`` on SQLite, READ COMMITTED on PostgreSQL).
@@ -215,13 +217,20 @@ def _ids_in(value: Any) -> set[str]:
 
 
 def record_cycle(url: str, data_dir: Path, bots: int, arenas: int) -> tuple[Recording, list[Bot], list[str]]:
-    """Seed ``bots`` bots and ``arenas`` arenas (plus one for the recording), then record one claim + submit
-    of an extra bot. Returns the recording, the bots and the arenas for the replay."""
+    """Seed ``bots`` bots and ``arenas`` arenas (plus two), then record one claim + submit of an extra bot, its
+    second (its first, on an arena of its own, unrecorded). Returns the recording, the bots and the arenas
+    for the replay."""
     from bountyboard.storage import unit_of_work
     from bountyboard.storage.engine import get_database
 
     with _service(url, data_dir) as (client, admin):
-        bot_ids, keys, arena_ids = _seed(client, admin, bots + 1, arenas + 1)
+        bot_ids, keys, arena_ids = _seed(client, admin, bots + 1, arenas + 2)
+        as_bot = {"Authorization": f"Bearer {keys[-1]}"}
+        # One cycle first, unrecorded, on an arena of its own: the recorded one is the steady state's, the key
+        # already known to the process (a bot under wrk has its key checked from what the process keeps).
+        claim_id = _ok(client.post(f"/v1/agent/tasks/{arena_ids[-2]}/claim", headers=as_bot))["claimId"]
+        _ok(client.post(f"/v1/agent/claims/{claim_id}/submit", headers=as_bot,
+                        json={"resultType": "text", "content": "result of the cycle"}))
         recorded: list[Statement] = []
 
         def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
@@ -246,7 +255,6 @@ def record_cycle(url: str, data_dir: Path, bots: int, arenas: int) -> tuple[Reco
         event.listen(engine, "after_cursor_execute", returned)
         unit_of_work._begin = begin  # type: ignore[attr-defined]
         try:
-            as_bot = {"Authorization": f"Bearer {keys[-1]}"}
             claim_id = _ok(client.post(f"/v1/agent/tasks/{arena_ids[-1]}/claim", headers=as_bot))["claimId"]
             claimed = len(recorded)
             _ok(client.post(f"/v1/agent/claims/{claim_id}/submit", headers=as_bot,
@@ -263,7 +271,7 @@ def record_cycle(url: str, data_dir: Path, bots: int, arenas: int) -> tuple[Reco
     recording = Recording(recorded[:claimed], recorded[claimed:], recorder.bot_id, recorder.key_id,
                           recorder.key_hash, arena_ids[-1])
     recording.created = set().union(*(_ids_in(s.parameters) for s in recorded)) - known
-    return recording, every_bot[:-1], arena_ids[:-1]
+    return recording, every_bot[:-1], arena_ids[:-2]
 
 
 def _unexpanded(compiled: Any, bound: dict[str, Any]) -> dict[str, Any]:
