@@ -346,7 +346,7 @@ def replay(url: str, recording: Recording, bots: list[Bot], arenas: list[str], s
 
 
 def _replay_sqlite(path: str, recording: Recording, bots: list[Bot], arenas: list[str], seconds: float) -> int:
-    from bountyboard.storage.sqlite_checkpoints import Checkpointer
+    from bountyboard.storage.sqlite_checkpoints import LOG_SIZE_LIMIT_BYTES, Checkpointer
 
     stop_at = time.perf_counter() + seconds
     counts = [0] * len(bots)
@@ -359,6 +359,7 @@ def _replay_sqlite(path: str, recording: Recording, bots: list[Bot], arenas: lis
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA wal_autocheckpoint=0")
+        connection.execute(f"PRAGMA journal_size_limit={LOG_SIZE_LIMIT_BYTES}")
         for arena in arenas:
             if time.perf_counter() >= stop_at:
                 break

@@ -12,10 +12,16 @@ A passive checkpoint copies the log but never starts it over: SQLite rewinds the
 that begins once every frame is copied, and under steady writes one always appends first. The log then
 grew without end (past 100 MB in two minutes of the claim + submit cycle, and every read searched its
 growing index). So once the log holds more than ``RESTART_FRAMES`` frames, the checkpointer also runs a
-``TRUNCATE`` checkpoint: it takes the write lock, copies the rest, waits for readers to leave the log and
-empties it, waiting at most ``RESTART_PATIENCE_SECONDS`` for the lock and the readers (then it is as
-passive, and the next turn tries again). Meanwhile this process's writers wait for the lock as they wait
-for another process's (``sqlite_driver._patiently``, asleep on the loop).
+``RESTART`` checkpoint: it takes the write lock, copies the few frames written since the passive one,
+syncs the database file and waits for readers to leave the log, waiting at most
+``RESTART_PATIENCE_SECONDS`` for the lock and the readers (then it is as passive, and the next turn tries
+again); the next writer then writes from the log's start. Meanwhile this process's writers wait for the
+lock as they wait for another process's (``sqlite_driver._patiently``, asleep on the loop). Not
+``TRUNCATE``, which also cuts the file to nothing and syncs it: writers waited 3 to 4 times as long for
+it, and each commit after it grew the file again, where a rewound file is overwritten in place
+(docs/performance.md). A file that grew past ``LOG_SIZE_LIMIT_BYTES`` (a reader held the log while
+writes went on) is cut back to it when it is rewound (``PRAGMA journal_size_limit`` of the service's
+connections, ``sqlite_driver.configure_sqlite``).
 
 A checkpoint only copies what is committed, so it never changes what any connection reads. Several
 processes may each run one: SQLite lets one checkpoint run at a time and answers the others busy,
@@ -35,15 +41,18 @@ log = logging.getLogger("bountyboard")
 # How often the log is copied back. At the cycle's peak write rate (docs/performance.md) the log grows
 # by about 1,500 pages in this time: the size SQLite's own automatic checkpoint lets it reach.
 INTERVAL_SECONDS = 0.2
-# Frames (pages) in the log past which it is emptied: 16 MB of 4 KiB pages, several turns at that rate.
+# Frames (pages) in the log past which it is rewound: 16 MB of 4 KiB pages, several turns at that rate.
 RESTART_FRAMES = 4000
+# The size a rewound log's file is cut back to when it grew past it: well above its steady size (the restart's
+# frames plus a turn's), so that a rewind in the steady state never truncates.
+LOG_SIZE_LIMIT_BYTES = 64 * 2**20
 # The longest a restart holds back this database's writers: the lock's wait plus the readers'.
 RESTART_PATIENCE_SECONDS = 0.1
 
 
 class Checkpointer:
     """A daemon thread that checkpoints one database file every ``interval`` seconds until stopped, and
-    empties its log once it holds more than ``restart_frames`` frames."""
+    rewinds its log once it holds more than ``restart_frames`` frames."""
 
     def __init__(self, path: Path, interval: float = INTERVAL_SECONDS, restart_frames: int = RESTART_FRAMES) -> None:
         self.path = path
@@ -72,6 +81,6 @@ class Checkpointer:
                 try:
                     _, frames, _ = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     if frames > self.restart_frames:
-                        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                        connection.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
                 except sqlite3.OperationalError as error:  # busy, or the file is gone (a test's tmp dir)
                     log.debug("WAL checkpoint of %s skipped: %s", self.path, error)

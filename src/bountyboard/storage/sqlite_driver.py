@@ -36,6 +36,8 @@ from sqlalchemy.dialects.sqlite.aiosqlite import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.util import await_
 
+from bountyboard.storage.sqlite_checkpoints import LOG_SIZE_LIMIT_BYTES
+
 _PATIENCE = 30.0  # seconds a statement waits for another process's write lock, as busy_timeout did
 _FIRST_RETRY = 0.0005
 _LONGEST_RETRY = 0.02
@@ -231,6 +233,7 @@ def configure_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA wal_autocheckpoint=0")  # the process's Checkpointer does it off the loop
+        cursor.execute(f"PRAGMA journal_size_limit={LOG_SIZE_LIMIT_BYTES}")  # a rewound log's file, at most
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
