@@ -245,9 +245,9 @@ def record_cycle(url: str, data_dir: Path, bots: int, arenas: int) -> tuple[Reco
             if " RETURNING " in statement and recorded and recorded[-1].sql == statement:
                 recorded[-1].returned = [tuple(row) for row in getattr(cursor, "_rows", ())]
 
-        def begin(session: Any, turn: Any) -> None:
+        def begin(session: Any, sqlite: bool, turn: Any) -> None:
             recorded.append(BEGIN)
-            service_begin(session, turn)
+            service_begin(session, sqlite, turn)
 
         engine = get_database().engine.sync_engine
         service_begin = unit_of_work._begin

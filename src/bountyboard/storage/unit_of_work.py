@@ -92,13 +92,13 @@ def after_commit(session: AsyncSession, callback: Callable[[], None]) -> bool:
     return session.after_commit(callback)
 
 
-def _begin(session: Session, turn: asyncio.Lock | None) -> None:
+def _begin(session: Session, sqlite: bool, turn: asyncio.Lock | None) -> None:
     try:
         connection = session.connection()
     except BaseException:
         release_turn(turn)  # no connection took it
         raise
-    if connection.dialect.name == "sqlite":
+    if sqlite:
         begin_in_turn(connection, turn)
     else:
         # asyncpg's adapter, out of autocommit, begins a transaction with the next statement and ends it
@@ -187,8 +187,9 @@ async def begin(session: AsyncSession) -> None:
     """Begin a write transaction in a request session (one of ``Database.reader``: not a GET's), now."""
     assert isinstance(session, UnitOfWorkSession) and not session.writing, "a request session, not writing yet"
     # On SQLite this process's writers take turns, waited for before a connection is taken (writer_turn).
-    turn = await writer_turn() if session.sync_session.get_bind().dialect.name == "sqlite" else None
-    await session.run_sync(_begin, turn)  # one trip through SQLAlchemy's greenlet
+    sqlite = session.sync_session.get_bind().dialect.name == "sqlite"
+    turn = await writer_turn() if sqlite else None
+    await session.run_sync(_begin, sqlite, turn)  # one trip through SQLAlchemy's greenlet
     session.writing = True
 
 
