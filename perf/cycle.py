@@ -9,6 +9,9 @@ two sets of ``--arenas`` arenas, one bot (and one wrk thread with one connection
 - the cycle under wrk (perf/lua/cycle.lua): each bot claims a slot of its next arena and submits to it,
   carrying the claim id from one answer into the next request; cycles/s over echoes/s (a cycle is two
   requests; the echo one);
+- the least a claim or a submit does, under wrk (perf/lua/post.lua): a key-checked ``POST`` whose unit of
+  work writes one event and commits (the test deployment's ``POST /v1/admin/events``), over echoes/s; half
+  its rate is what a cycle of two such requests could reach if its flows cost nothing;
 - ``GET /v1/agent/tasks`` alone under wrk, over the floor's ``GET /healthz``; then again while the
   cycle runs on the second set of arenas: its p99;
 - the database's own rate: the statements of one claim and one submit, recorded from the service and
@@ -53,6 +56,7 @@ from perf.market_load import SERVER_ENV, _seed
 FLOOR_GET = "floor GET /healthz"
 FLOOR_ECHO = "floor POST /echo"
 THROUGH_STORAGE = "the same statements through the service's storage layer"
+ONE_EVENT = "one event in a unit of work (POST /v1/admin/events)"
 
 
 @dataclass
@@ -116,17 +120,18 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         reader = {"Authorization": f"Bearer {keys[0]}"}
         list_url = f"{server.base_url}/v1/agent/tasks?status=published"
 
-        def floor_around(name: str, path: str, script: str | None, measured: Callable[[], Row]) -> None:
-            """The floor's ``path`` just before and just after ``measured``: its row is their mean, so a machine
-            whose speed drifts moves the floor with the figure it divides; the two show how far it drifted."""
+        def floor_around(name: str, path: str, script: str | None, *measured: Callable[[], Row]) -> None:
+            """The floor's ``path`` just before and just after the ``measured``: its row is their mean, so a
+            machine whose speed drifts moves the floor with the figures it divides; the two show how far it
+            drifted."""
             first = wrk.run(f"{floor.base_url}{path}", seconds, n, threads=n, script=script)
-            row = measured()
+            measured_rows = [measure_row() for measure_row in measured]
             last = wrk.run(f"{floor.base_url}{path}", seconds, n, threads=n, script=script)
             rows.append(Row(name, (first.requests_per_second + last.requests_per_second) / 2,
                             max(first.p99_ms, last.p99_ms), None,
                             _share(first.cpu_seconds + last.cpu_seconds, first.seconds + last.seconds),
                             note=f"({first.requests_per_second:.0f} before, {last.requests_per_second:.0f} after)"))
-            rows.append(row)
+            rows.extend(measured_rows)
 
         def list_alone() -> Row:
             before = server_cpu.seconds()
@@ -145,8 +150,19 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
                        _share(cycle.cpu_seconds, cycle.seconds),
                        _share(server_cpu.seconds() - before, cycle.seconds))
 
+        def one_event_alone() -> Row:
+            before = server_cpu.seconds()
+            body = '{"type": "task.published", "count": 1, "data": {}}'
+            written = wrk.run(f"{server.base_url}/v1/admin/events", seconds, n, threads=n, script="post.lua",
+                              headers={"Authorization": f"Bearer {admin_key}"}, env={"POST_BODY": body})
+            if "Non-2xx or 3xx responses" in written.output:
+                raise RuntimeError(f"the event writes had refusals:\n{written.output}")
+            return Row(ONE_EVENT, written.requests_per_second, written.p99_ms, FLOOR_ECHO,
+                       _share(written.cpu_seconds, written.seconds),
+                       _share(server_cpu.seconds() - before, written.seconds))
+
         floor_around(FLOOR_GET, "/healthz", None, list_alone)
-        floor_around(FLOOR_ECHO, "/echo", "echo.lua", cycle_alone)
+        floor_around(FLOOR_ECHO, "/echo", "echo.lua", cycle_alone, one_event_alone)
         beside: list[wrk.WrkRun] = []
         poller = threading.Thread(target=lambda: beside.append(
             wrk.run(list_url, seconds, args.list_connections, headers=reader)))
@@ -172,6 +188,8 @@ def measure(backend: str, floor: Floor, args: argparse.Namespace) -> Iterator[st
         if row.scenario.startswith("claim + submit"):
             ratio += (f"; {row.rate / bare.rate:.2f} of the database alone, "
                       f"{row.rate / storage.rate:.2f} of the storage layer")
+        elif row.scenario == ONE_EVENT:
+            ratio += f"; a cycle of two: {row.rate / 2 / floors[FLOOR_ECHO]:.3f} of echo at most"
         elif row.scenario == THROUGH_STORAGE:
             ratio = f"{row.rate / bare.rate:.2f} of the database alone"
         p99 = f"{row.p99_ms:.1f}" if row.p99_ms is not None else ""
