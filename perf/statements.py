@@ -346,7 +346,8 @@ def replay(url: str, recording: Recording, bots: list[Bot], arenas: list[str], s
 
 
 def _replay_sqlite(path: str, recording: Recording, bots: list[Bot], arenas: list[str], seconds: float) -> int:
-    from bountyboard.storage.sqlite_checkpoints import LOG_SIZE_LIMIT_BYTES, Checkpointer
+    from bountyboard.storage.sqlite_checkpoints import Checkpointer
+    from bountyboard.storage.sqlite_driver import CONNECTION_PRAGMAS
 
     stop_at = time.perf_counter() + seconds
     counts = [0] * len(bots)
@@ -356,10 +357,8 @@ def _replay_sqlite(path: str, recording: Recording, bots: list[Bot], arenas: lis
         # a busy timeout stands for its retries. Left to SQLite's automatic checkpoints, 16 writers' log grew
         # past 500 MB in a run, every read slower for it.
         connection = sqlite3.connect(path, isolation_level=None, timeout=30)
-        connection.execute("PRAGMA foreign_keys=ON")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        connection.execute("PRAGMA wal_autocheckpoint=0")
-        connection.execute(f"PRAGMA journal_size_limit={LOG_SIZE_LIMIT_BYTES}")
+        for pragma in CONNECTION_PRAGMAS:
+            connection.execute(pragma)
         for arena in arenas:
             if time.perf_counter() >= stop_at:
                 break

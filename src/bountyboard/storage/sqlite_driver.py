@@ -38,6 +38,16 @@ from sqlalchemy.util import await_
 
 from bountyboard.storage.sqlite_checkpoints import LOG_SIZE_LIMIT_BYTES
 
+# What every connection of the service runs first: WAL mode with foreign keys, checkpoints left to the
+# process's Checkpointer off the loop (sqlite_checkpoints), and a rewound log's file kept under its limit.
+CONNECTION_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA wal_autocheckpoint=0",
+    f"PRAGMA journal_size_limit={LOG_SIZE_LIMIT_BYTES}",
+)
+
 _PATIENCE = 30.0  # seconds a statement waits for another process's write lock, as busy_timeout did
 _FIRST_RETRY = 0.0005
 _LONGEST_RETRY = 0.02
@@ -229,11 +239,8 @@ def configure_sqlite(engine: AsyncEngine) -> None:
         # Let SQLAlchemy, not the driver, decide when transactions begin.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA wal_autocheckpoint=0")  # the process's Checkpointer does it off the loop
-        cursor.execute(f"PRAGMA journal_size_limit={LOG_SIZE_LIMIT_BYTES}")  # a rewound log's file, at most
+        for pragma in CONNECTION_PRAGMAS:
+            cursor.execute(pragma)
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
